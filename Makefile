@@ -1,0 +1,39 @@
+# Two entry points for newcomers: `make run` and `make test` (see README.md).
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+
+# Find a Python >= 3.12: python3.13, python3.12, python3 if they run, else pyenv's installs.
+PYTHON ?= $(shell for c in python3.13 python3.12 python3 $$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -rV); do \
+	if command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then echo $$c; break; fi; done)
+
+.PHONY: run test lint bench messages clean
+
+$(VENV)/.installed: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "No Python >= 3.12 found (tried python3.13, python3.12, python3, ~/.pyenv)."; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+run: $(VENV)/.installed
+	@PORT=$(PORT) PY=$(PY) ./scripts/run.sh
+
+test: $(VENV)/.installed
+	$(PY) -m ruff check .
+	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed
+	$(PY) -m ruff check .
+
+bench: $(VENV)/.installed
+	$(PY) scripts/bench.py
+
+messages: $(VENV)/.installed
+	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --no-obsolete
+	$(PY) manage.py compilemessages --ignore=.venv
+
+clean:
+	rm -rf $(VENV) db.sqlite3

@@ -1,0 +1,279 @@
+"""Bilingual item content: shape validation, parity checks and hashing (pure, no ORM).
+
+Content is a mapping from language code to that language's version of the item:
+
+- ``mcq``: ``{"context": str, "question": str, "options": [str, ...], "answer": int}``
+- ``multi_turn_choice``: ``{"context": str, "turns": [{"user": str, "options": [str, ...], "answer": int}, ...]}``
+- ``open_prompt``: ``{"context": str, "prompt": str}``
+
+Answer keys are 0-based option indices and belong to each language, because option order may differ.
+Shape errors (wrong types, unknown fields, oversize text) make content unusable and are refused.
+Parity issues (a language missing, versions that disagree structurally, a missing or out-of-range key)
+are real states of work in progress: they are stored with the revision and shown to experts.
+"""
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+LANGUAGES = ("en", "zh")
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+KINDS = ("mcq", "multi_turn_choice", "open_prompt")
+
+FIELDS = {
+    "mcq": {"context", "question", "options", "answer"},
+    "multi_turn_choice": {"context", "turns"},
+    "open_prompt": {"context", "prompt"},
+}
+TURN_FIELDS = {"user", "options", "answer"}
+MIN_OPTIONS = 2
+MAX_OPTIONS = 12
+MAX_TURNS = 20
+
+
+@dataclass(frozen=True)
+class ContentError:
+    """A refused piece of content: where it is and what is wrong."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ParityIssue:
+    """A stored problem of bilingual parity, shown next to the item."""
+
+    code: str
+    message: str
+    language: str | None = None
+
+    def as_dict(self) -> dict:
+        """Return a JSON-serialisable dict."""
+        return asdict(self)
+
+
+def validate_content(kind: str, content: object, *, max_chars: int) -> list[ContentError]:
+    """Return every shape error in ``content`` for an item of ``kind`` (empty when usable)."""
+    if kind not in KINDS:
+        return [ContentError("kind", f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")]
+    if not isinstance(content, dict):
+        return [ContentError("content", "must be an object keyed by language (en, zh)")]
+    errors: list[ContentError] = []
+    for lang in content:
+        if lang not in LANGUAGES:
+            errors.append(ContentError(f"content.{lang}", "unknown language; expected en or zh"))
+    for lang in LANGUAGES:
+        version = content.get(lang)
+        if version is None:
+            continue
+        errors.extend(_validate_version(kind, version, f"content.{lang}", max_chars))
+    return errors
+
+
+def _validate_version(kind: str, version: object, path: str, max_chars: int) -> list[ContentError]:
+    if not isinstance(version, dict):
+        return [ContentError(path, "must be an object")]
+    errors: list[ContentError] = []
+    allowed = FIELDS[kind]
+    shape = infer_kind(version)
+    for key in version:
+        if key not in allowed and shape == kind:
+            errors.append(ContentError(f"{path}.{key}", f"unknown field for a {kind} item"))
+    for key in ("context", "question", "prompt"):
+        if key in version:
+            errors.extend(_check_text(version[key], f"{path}.{key}", max_chars, allow_empty=key == "context"))
+    if "options" in version:
+        errors.extend(_check_options(version["options"], f"{path}.options", max_chars))
+    if "answer" in version:
+        errors.extend(_check_answer_type(version["answer"], f"{path}.answer"))
+    if "turns" in version:
+        turns = version["turns"]
+        if not isinstance(turns, list):
+            errors.append(ContentError(f"{path}.turns", "must be a list of turns"))
+        elif len(turns) > MAX_TURNS:
+            errors.append(ContentError(f"{path}.turns", f"at most {MAX_TURNS} turns, got {len(turns)}"))
+        else:
+            for i, turn in enumerate(turns):
+                tpath = f"{path}.turns[{i}]"
+                if not isinstance(turn, dict):
+                    errors.append(ContentError(tpath, "must be an object"))
+                    continue
+                for key in turn:
+                    if key not in TURN_FIELDS:
+                        errors.append(ContentError(f"{tpath}.{key}", "unknown field for a turn"))
+                if "user" in turn:
+                    errors.extend(_check_text(turn["user"], f"{tpath}.user", max_chars, allow_empty=False))
+                if "options" in turn:
+                    errors.extend(_check_options(turn["options"], f"{tpath}.options", max_chars))
+                if "answer" in turn:
+                    errors.extend(_check_answer_type(turn["answer"], f"{tpath}.answer"))
+    return errors
+
+
+def _check_text(value: object, path: str, max_chars: int, *, allow_empty: bool) -> list[ContentError]:
+    if not isinstance(value, str):
+        return [ContentError(path, f"must be text, got {type(value).__name__}")]
+    if len(value) > max_chars:
+        return [ContentError(path, f"text too long: {len(value)} characters (limit {max_chars})")]
+    if not allow_empty and not value.strip():
+        return [ContentError(path, "must not be empty")]
+    return []
+
+
+def _check_options(value: object, path: str, max_chars: int) -> list[ContentError]:
+    if not isinstance(value, list):
+        return [ContentError(path, "must be a list of option texts")]
+    if not MIN_OPTIONS <= len(value) <= MAX_OPTIONS:
+        return [ContentError(path, f"needs {MIN_OPTIONS} to {MAX_OPTIONS} options, got {len(value)}")]
+    errors: list[ContentError] = []
+    for i, option in enumerate(value):
+        errors.extend(_check_text(option, f"{path}[{i}]", max_chars, allow_empty=False))
+    return errors
+
+
+def _check_answer_type(value: object, path: str) -> list[ContentError]:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return []
+    return [ContentError(path, f"must be a 0-based option index (integer) or null, got {value!r}")]
+
+
+def infer_kind(version: dict) -> str | None:
+    """Guess which kind a language version is shaped like, from its fields."""
+    if "turns" in version:
+        return "multi_turn_choice"
+    if "options" in version or "question" in version:
+        return "mcq"
+    if "prompt" in version:
+        return "open_prompt"
+    return None
+
+
+def check_parity(kind: str, content: dict) -> list[ParityIssue]:
+    """Return the bilingual parity issues of shape-valid ``content`` (empty when both languages agree)."""
+    issues: list[ParityIssue] = []
+    present = [lang for lang in LANGUAGES if content.get(lang)]
+    for lang in LANGUAGES:
+        if lang not in present:
+            issues.append(ParityIssue("missing_language", f"The {LANGUAGE_NAMES[lang]} version is missing.", lang))
+    shaped = {}
+    for lang in present:
+        shape = infer_kind(content[lang])
+        shaped[lang] = shape
+        if shape != kind:
+            issues.append(
+                ParityIssue(
+                    "kind_mismatch",
+                    f"The {LANGUAGE_NAMES[lang]} version is shaped like {shape or 'nothing known'}, "
+                    f"but the item is {kind}.",
+                    lang,
+                )
+            )
+    if any(shape != kind for shape in shaped.values()):
+        return issues
+    for lang in present:
+        issues.extend(_required_fields(kind, content[lang], lang))
+    if kind == "mcq":
+        for lang in present:
+            issues.extend(_answer_issue(content[lang], lang, "answer"))
+        counts = {lang: len(content[lang].get("options") or []) for lang in present}
+        if len(set(counts.values())) > 1:
+            issues.append(ParityIssue("option_count_mismatch", _counts_message("options", counts)))
+    elif kind == "multi_turn_choice":
+        turns = {lang: content[lang].get("turns") or [] for lang in present}
+        counts = {lang: len(t) for lang, t in turns.items()}
+        if len(set(counts.values())) > 1:
+            issues.append(ParityIssue("turn_count_mismatch", _counts_message("turns", counts)))
+        for lang, lang_turns in turns.items():
+            for i, turn in enumerate(lang_turns):
+                issues.extend(_answer_issue(turn, lang, f"turn {i + 1} answer"))
+        for i in range(min(counts.values(), default=0)):
+            per_turn = {lang: len(turns[lang][i].get("options") or []) for lang in present}
+            if len(set(per_turn.values())) > 1:
+                issues.append(ParityIssue("option_count_mismatch", _counts_message(f"options in turn {i + 1}", per_turn)))
+    return issues
+
+
+def _required_fields(kind: str, version: dict, lang: str) -> list[ParityIssue]:
+    required = {"mcq": ("question", "options"), "multi_turn_choice": ("turns",), "open_prompt": ("prompt",)}[kind]
+    issues = []
+    for key in required:
+        if not version.get(key):
+            issues.append(ParityIssue("missing_field", f"The {LANGUAGE_NAMES[lang]} version has no {key}.", lang))
+    if kind == "multi_turn_choice":
+        for i, turn in enumerate(version.get("turns") or []):
+            for key in ("user", "options"):
+                if not turn.get(key):
+                    issues.append(
+                        ParityIssue("missing_field", f"The {LANGUAGE_NAMES[lang]} turn {i + 1} has no {key}.", lang)
+                    )
+    return issues
+
+
+def _answer_issue(version: dict, lang: str, label: str) -> list[ParityIssue]:
+    answer = version.get("answer")
+    n_options = len(version.get("options") or [])
+    if answer is None:
+        return [ParityIssue("missing_answer", f"The {LANGUAGE_NAMES[lang]} {label} key is missing.", lang)]
+    if not 0 <= answer < n_options:
+        return [
+            ParityIssue(
+                "answer_out_of_range",
+                f"The {LANGUAGE_NAMES[lang]} {label} key {answer} is out of range (0 to {n_options - 1}).",
+                lang,
+            )
+        ]
+    return []
+
+
+def _counts_message(what: str, counts: dict[str, int]) -> str:
+    parts = ", ".join(f"{LANGUAGE_NAMES[lang]} {n}" for lang, n in counts.items())
+    return f"The languages have different numbers of {what}: {parts}."
+
+
+def canonical_json(value: object) -> str:
+    """Serialise ``value`` deterministically (sorted keys, no whitespace, UTF-8 text kept)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def content_hash(content: dict, attributes: dict) -> str:
+    """Return the SHA-256 of the canonical form of an item state."""
+    payload = canonical_json({"attributes": attributes, "content": content})
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def normalise_content(kind: str, content: dict) -> dict:
+    """Drop empty languages and fill optional fields so equal items serialise equally."""
+    result = {}
+    for lang in LANGUAGES:
+        version = content.get(lang)
+        if not version:
+            continue
+        version = dict(version)
+        version.setdefault("context", "")
+        if kind == "mcq":
+            version.setdefault("answer", None)
+        if kind == "multi_turn_choice":
+            version["turns"] = [{"answer": None, **turn} for turn in version.get("turns") or []]
+        result[lang] = version
+    return result
+
+
+def searchable_text(content: dict) -> str:
+    """Return all text of an item's content, for plain substring search."""
+    parts: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+
+    walk(content)
+    return "\n".join(parts)

@@ -1,0 +1,39 @@
+"""Demo data for ``make run``: taxonomy, one account per role, demo items. Idempotent."""
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from annotation import services
+from annotation.roles import ADMIN, EXPERT, LEAD_EXPERT, RESEARCHER, roles_sync
+
+DEMO_PASSWORD = "demo-pass-2026"
+DEMO_ACCOUNTS = [("admin", ADMIN), ("lead", LEAD_EXPERT), ("expert", EXPERT), ("researcher", RESEARCHER)]
+
+
+@transaction.atomic
+def demo_seed() -> dict:
+    """Create or refresh the demo data; return what exists afterwards."""
+    roles_sync()
+    counts = services.taxonomy_load_fixture("taxonomy.json")
+    services.taxonomy_load_fixture("emobench_taxonomy.json")
+    User = get_user_model()
+    for username, role in DEMO_ACCOUNTS:
+        user, created = User.objects.get_or_create(username=username, defaults={"email": f"{username}@example.org"})
+        if created:
+            user.set_password(DEMO_PASSWORD)
+        user.is_staff = role == ADMIN
+        user.save()
+        user.groups.set([Group.objects.get(name=role)])
+    lead = User.objects.get(username="lead")
+    report = services.items_import(
+        data=(services.FIXTURES / "demo_items.jsonl").read_bytes(), user=lead, format="eistudio"
+    )
+    return {
+        "accounts": DEMO_ACCOUNTS,
+        "message": (
+            f"Demo data ready: {counts['dimensions']} dimensions, {counts['emotions']} emotions, "
+            f"{counts['scenarios']} scenarios; items {len(report.created)} created, "
+            f"{len(report.unchanged) + len(report.revised)} already present."
+        ),
+    }

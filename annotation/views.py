@@ -1,0 +1,297 @@
+"""Pages of the item bank: list, detail, editor, history with diffs, taxonomy, import and export."""
+
+import re
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation import selectors, services
+from annotation.content import LANGUAGES
+from annotation.diff import diff_versions, flatten_version
+from annotation.forms import ItemCreateForm, ItemFilterForm, ItemMetaForm, content_from_post, editor_rows
+from annotation.interchange import SCHEMA_PATH, dump_jsonl
+from annotation.models import Benchmark, Item, ItemRevision
+
+PAGE_SIZE = 25
+
+
+def field_label(label: str) -> str:
+    """Translate a diff field label such as ``turn 2 option B``."""
+    if m := re.fullmatch(r"turn (\d+) (user|answer|option ([A-L]))", label):
+        turn, part, letter = m.group(1), m.group(2), m.group(3)
+        if letter:
+            return _("Turn %(turn)s · option %(letter)s") % {"turn": turn, "letter": letter}
+        if part == "user":
+            return _("Turn %(turn)s · user message") % {"turn": turn}
+        return _("Turn %(turn)s · answer") % {"turn": turn}
+    if m := re.fullmatch(r"option ([A-L])", label):
+        return _("Option %(letter)s") % {"letter": m.group(1)}
+    names = {"context": _("Context"), "question": _("Question"), "prompt": _("User message"), "answer": _("Answer")}
+    return names.get(label, label)
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    benchmarks = Benchmark.objects.annotate(n_items=Count("items")).order_by("slug")
+    status_counts = dict(Item.objects.values_list("status").annotate(n=Count("id")).order_by())
+    parity_problems = Item.objects.filter(parity_ok=False).count()
+    return render(
+        request,
+        "annotation/home.html",
+        {
+            "benchmarks": benchmarks,
+            "status_counts": [(label, status_counts.get(value, 0), value) for value, label in Item.Status.choices],
+            "parity_problems": parity_problems,
+        },
+    )
+
+
+@permission_required("annotation.view_item", raise_exception=True)
+def item_list(request: HttpRequest) -> HttpResponse:
+    form = ItemFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    page = Paginator(selectors.item_list(filters=filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    query = {k: v for k, v in request.GET.items() if k != "page" and v}
+    context = {
+        "form": form,
+        "page": page,
+        "query": urlencode(query),
+        "export_url": reverse("annotation:item-export") + ("?" + urlencode(query) if query else ""),
+    }
+    template = "annotation/item_list.html#results" if request.htmx else "annotation/item_list.html"
+    return render(request, template, context)
+
+
+def _languages_context(item: Item, revision: ItemRevision | None) -> list[dict]:
+    content = revision.content if revision else {}
+    letters = "ABCDEFGHIJKL"
+    result = []
+    for lang in LANGUAGES:
+        version = content.get(lang)
+        result.append(
+            {
+                "code": lang,
+                "label": _("English") if lang == "en" else _("Chinese"),
+                "version": version,
+                "letters": letters,
+                "rows": flatten_version(item.kind, version),
+            }
+        )
+    return result
+
+
+@permission_required("annotation.view_item", raise_exception=True)
+def item_detail(request: HttpRequest, uid: str) -> HttpResponse:
+    try:
+        item = selectors.item_detail(uid=uid)
+    except Item.DoesNotExist as exc:
+        raise Http404(_("No item with uid %(uid)s.") % {"uid": uid}) from exc
+    revision = item.current_revision
+    return render(
+        request,
+        "annotation/item_detail.html",
+        {
+            "item": item,
+            "revision": revision,
+            "languages": _languages_context(item, revision),
+            "parity_issues": revision.parity_issues if revision else [],
+            "can_edit": request.user.has_perm("annotation.change_item"),
+        },
+    )
+
+
+def _state_from_form(item_or_benchmark_kind: str, meta: ItemMetaForm, data: dict) -> services.ItemState:
+    cleaned = meta.cleaned_data
+    return services.ItemState(
+        dimension=cleaned["dimension"],
+        content=content_from_post(item_or_benchmark_kind, data),
+        scenario=cleaned.get("scenario"),
+        emotions=list(cleaned.get("emotions") or []),
+        crisis_level=cleaned.get("crisis_level"),
+        difficulty=cleaned.get("difficulty") or "",
+    )
+
+
+def _editor_context(item: Item, meta: ItemMetaForm, content: dict, error: str = "") -> dict:
+    return {
+        "item": item,
+        "meta": meta,
+        "editors": [
+            {
+                "code": lang,
+                "label": _("English") if lang == "en" else _("Chinese"),
+                "rows": editor_rows(item.kind, content.get(lang), lang),
+            }
+            for lang in LANGUAGES
+        ],
+        "error": error,
+    }
+
+
+@permission_required("annotation.change_item", raise_exception=True)
+@require_http_methods(["GET", "POST"])
+def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
+    item = get_object_or_404(Item.objects.select_related("benchmark", "current_revision"), uid=uid)
+    revision = item.current_revision
+    if request.method == "POST":
+        meta = ItemMetaForm(request.POST, benchmark=item.benchmark)
+        if meta.is_valid():
+            state = _state_from_form(item.kind, meta, request.POST)
+            state.metadata = item.metadata
+            try:
+                new = services.item_revise(
+                    item=item,
+                    state=state,
+                    user=request.user,
+                    message=meta.cleaned_data.get("message") or "",
+                    base_revision=meta.cleaned_data.get("base_revision"),
+                )
+            except services.RevisionConflict as exc:
+                context = _editor_context(item, meta, state.content, error=str(exc))
+                return render(request, "annotation/item_edit.html", context, status=409)
+            except ValidationError as exc:
+                context = _editor_context(item, meta, state.content, error=" ".join(exc.messages))
+                return render(request, "annotation/item_edit.html", context, status=400)
+            if new is None:
+                messages.info(request, _("Nothing changed, so no revision was saved."))
+                return redirect("annotation:item-detail", uid=item.uid)
+            messages.success(request, _("Saved revision %(number)s.") % {"number": new.number})
+            url = reverse("annotation:item-history", args=[item.uid])
+            return redirect(f"{url}?a={new.number - 1}&b={new.number}")
+        context = _editor_context(item, meta, content_from_post(item.kind, request.POST))
+        return render(request, "annotation/item_edit.html", context, status=400)
+    attrs = revision.attributes if revision else {}
+    meta = ItemMetaForm(
+        initial={
+            "dimension": item.dimension_id,
+            "scenario": item.scenario_id,
+            "emotions": list(item.emotions.all()),
+            "crisis_level": item.crisis_level_id,
+            "difficulty": attrs.get("difficulty", item.difficulty),
+            "base_revision": revision.number if revision else None,
+        },
+        benchmark=item.benchmark,
+    )
+    return render(request, "annotation/item_edit.html", _editor_context(item, meta, revision.content if revision else {}))
+
+
+@permission_required("annotation.add_item", raise_exception=True)
+@require_http_methods(["GET", "POST"])
+def item_create(request: HttpRequest) -> HttpResponse:
+    form = ItemCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        benchmark = form.cleaned_data["benchmark"]
+        dimension = benchmark.dimensions.filter(children__isnull=True).order_by("position").first()
+        if dimension is None:
+            form.add_error("benchmark", _("This benchmark has no dimensions yet."))
+        else:
+            item = services.item_create(
+                benchmark=benchmark,
+                uid=form.cleaned_data["uid"],
+                kind=form.cleaned_data["kind"],
+                state=services.ItemState(dimension=dimension, content={}),
+                user=request.user,
+                message=_("Created"),
+            )
+            return redirect("annotation:item-edit", uid=item.uid)
+    return render(request, "annotation/item_create.html", {"form": form})
+
+
+@permission_required("annotation.view_item", raise_exception=True)
+def item_history(request: HttpRequest, uid: str) -> HttpResponse:
+    item = get_object_or_404(Item.objects.select_related("benchmark"), uid=uid)
+    revisions = list(selectors.item_revisions(item=item))
+    by_number = {r.number: r for r in revisions}
+    newest = revisions[0].number if revisions else 0
+    try:
+        b = int(request.GET.get("b", newest))
+        a = int(request.GET.get("a", max(b - 1, 1)))
+    except ValueError:
+        a, b = max(newest - 1, 1), newest
+    old, new = by_number.get(a), by_number.get(b)
+    diffs = []
+    if old and new:
+        for lang in LANGUAGES:
+            rows = diff_versions(item.kind, old.content.get(lang), new.content.get(lang), lang)
+            for row in rows:
+                row["label"] = field_label(row["field"])
+            diffs.append(
+                {"code": lang, "label": _("English") if lang == "en" else _("Chinese"), "rows": rows}
+            )
+    attr_changes = []
+    if old and new:
+        for key in sorted(set(old.attributes) | set(new.attributes)):
+            if old.attributes.get(key) != new.attributes.get(key):
+                attr_changes.append((key, old.attributes.get(key), new.attributes.get(key)))
+    return render(
+        request,
+        "annotation/item_history.html",
+        {"item": item, "revisions": revisions, "old": old, "new": new, "diffs": diffs, "attr_changes": attr_changes},
+    )
+
+
+@permission_required("annotation.view_item", raise_exception=True)
+def taxonomy(request: HttpRequest) -> HttpResponse:
+    return render(request, "annotation/taxonomy.html", selectors.taxonomy_tree())
+
+
+@permission_required("annotation.view_item", raise_exception=True)
+def item_export(request: HttpRequest) -> HttpResponse:
+    form = ItemFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    body = dump_jsonl(selectors.item_export_records(items=selectors.item_list(filters=filters)))
+    response = HttpResponse(body.encode("utf-8"), content_type="application/x-ndjson; charset=utf-8")
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="items-{stamp}.jsonl"'
+    return response
+
+
+@permission_required("annotation.add_item", raise_exception=True)
+@require_http_methods(["GET", "POST"])
+def item_import(request: HttpRequest) -> HttpResponse:
+    context: dict = {"formats": services.IMPORT_FORMATS, "benchmarks": Benchmark.objects.all()}
+    if request.method == "POST":
+        upload = request.FILES.get("file")
+        fmt = request.POST.get("format", "eistudio")
+        dry_run = request.POST.get("dry_run") == "on"
+        context.update({"chosen_format": fmt, "dry_run": dry_run})
+        if upload is None:
+            context["errors"] = [_("Choose a JSONL file to import.")]
+            return render(request, "annotation/item_import.html", context, status=400)
+        try:
+            report = services.items_import(
+                data=upload.read(), user=request.user, format=fmt,
+                benchmark=request.POST.get("benchmark") or None, dry_run=dry_run,
+            )
+        except services.ImportFailed as exc:
+            context["errors"] = [str(e) for e in exc.errors]
+            return render(request, "annotation/item_import.html", context, status=400)
+        context["report"] = report
+    return render(request, "annotation/item_import.html", context)
+
+
+def item_schema(request: HttpRequest) -> FileResponse:
+    return FileResponse(SCHEMA_PATH.open("rb"), content_type="application/schema+json")
+
+
+@require_POST
+def set_language(request: HttpRequest) -> HttpResponseRedirect:
+    language = request.POST.get("language", "")
+    try:
+        services.user_set_language(user=request.user, language=language)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    nxt = request.POST.get("next", "/")
+    if not url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        nxt = "/"
+    return HttpResponseRedirect(nxt)

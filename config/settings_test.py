@@ -1,0 +1,12 @@
+"""Settings for the test suite: the production settings with a throwaway key and no HTTPS redirect."""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production-use-0123456789")
+os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+
+from config.settings import *  # noqa: E402,F403
+
+STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
