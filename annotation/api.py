@@ -12,7 +12,16 @@ from rest_framework.throttling import AnonRateThrottle
 
 from annotation import selectors, services
 from annotation.interchange import ItemRecord, LineError
-from annotation.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, ItemRevision, Scenario, ScenarioDomain
+from annotation.models import (
+    Benchmark,
+    CrisisLevel,
+    Dimension,
+    EmotionCategory,
+    Item,
+    ItemRevision,
+    Scenario,
+    ScenarioDomain,
+)
 from annotation.serializers import (
     BenchmarkSerializer,
     CrisisLevelSerializer,
@@ -61,9 +70,7 @@ def _state_from(data: dict, benchmark: str) -> services.ItemState:
     return state
 
 
-FILTER_PARAMS = [
-    OpenApiParameter(name, str, description=f"filter by {name}") for name in selectors.ITEM_FILTERS
-]
+FILTER_PARAMS = [OpenApiParameter(name, str, description=f"filter by {name}") for name in selectors.ITEM_FILTERS]
 
 
 class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
@@ -119,7 +126,10 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
         if "metadata" not in data:
             state.metadata = item.metadata
         services.item_revise(
-            item=item, state=state, user=request.user, message=data.get("message", ""),
+            item=item,
+            state=state,
+            user=request.user,
+            message=data.get("message", ""),
             base_revision=data.get("base_revision"),
         )
         return Response(ItemSerializer(selectors.item_detail(uid=item.uid)).data)

@@ -49,6 +49,7 @@ class ParityIssue:
     code: str
     message: str
     language: str | None = None
+    params: dict | None = None
 
     def as_dict(self) -> dict:
         """Return a JSON-serialisable dict."""
@@ -157,7 +158,7 @@ def check_parity(kind: str, content: dict) -> list[ParityIssue]:
     present = [lang for lang in LANGUAGES if content.get(lang)]
     for lang in LANGUAGES:
         if lang not in present:
-            issues.append(ParityIssue("missing_language", f"The {LANGUAGE_NAMES[lang]} version is missing.", lang))
+            issues.append(ParityIssue("missing_language", f"The {LANGUAGE_NAMES[lang]} version is missing.", lang, {}))
     shaped = {}
     for lang in present:
         shape = infer_kind(content[lang])
@@ -169,6 +170,7 @@ def check_parity(kind: str, content: dict) -> list[ParityIssue]:
                     f"The {LANGUAGE_NAMES[lang]} version is shaped like {shape or 'nothing known'}, "
                     f"but the item is {kind}.",
                     lang,
+                    {"shape": shape or "", "kind": kind},
                 )
             )
     if any(shape != kind for shape in shaped.values()):
@@ -180,19 +182,30 @@ def check_parity(kind: str, content: dict) -> list[ParityIssue]:
             issues.extend(_answer_issue(content[lang], lang, "answer"))
         counts = {lang: len(content[lang].get("options") or []) for lang in present}
         if len(set(counts.values())) > 1:
-            issues.append(ParityIssue("option_count_mismatch", _counts_message("options", counts)))
+            issues.append(
+                ParityIssue("option_count_mismatch", _counts_message("options", counts), None, {"counts": counts})
+            )
     elif kind == "multi_turn_choice":
         turns = {lang: content[lang].get("turns") or [] for lang in present}
         counts = {lang: len(t) for lang, t in turns.items()}
         if len(set(counts.values())) > 1:
-            issues.append(ParityIssue("turn_count_mismatch", _counts_message("turns", counts)))
+            issues.append(
+                ParityIssue("turn_count_mismatch", _counts_message("turns", counts), None, {"counts": counts})
+            )
         for lang, lang_turns in turns.items():
             for i, turn in enumerate(lang_turns):
                 issues.extend(_answer_issue(turn, lang, f"turn {i + 1} answer"))
         for i in range(min(counts.values(), default=0)):
             per_turn = {lang: len(turns[lang][i].get("options") or []) for lang in present}
             if len(set(per_turn.values())) > 1:
-                issues.append(ParityIssue("option_count_mismatch", _counts_message(f"options in turn {i + 1}", per_turn)))
+                issues.append(
+                    ParityIssue(
+                        "option_count_mismatch",
+                        _counts_message(f"options in turn {i + 1}", per_turn),
+                        None,
+                        {"counts": per_turn, "turn": i + 1},
+                    )
+                )
     return issues
 
 
@@ -201,13 +214,20 @@ def _required_fields(kind: str, version: dict, lang: str) -> list[ParityIssue]:
     issues = []
     for key in required:
         if not version.get(key):
-            issues.append(ParityIssue("missing_field", f"The {LANGUAGE_NAMES[lang]} version has no {key}.", lang))
+            issues.append(
+                ParityIssue("missing_field", f"The {LANGUAGE_NAMES[lang]} version has no {key}.", lang, {"field": key})
+            )
     if kind == "multi_turn_choice":
         for i, turn in enumerate(version.get("turns") or []):
             for key in ("user", "options"):
                 if not turn.get(key):
                     issues.append(
-                        ParityIssue("missing_field", f"The {LANGUAGE_NAMES[lang]} turn {i + 1} has no {key}.", lang)
+                        ParityIssue(
+                            "missing_field",
+                            f"The {LANGUAGE_NAMES[lang]} turn {i + 1} has no {key}.",
+                            lang,
+                            {"field": key, "turn": i + 1},
+                        )
                     )
     return issues
 
@@ -216,13 +236,16 @@ def _answer_issue(version: dict, lang: str, label: str) -> list[ParityIssue]:
     answer = version.get("answer")
     n_options = len(version.get("options") or [])
     if answer is None:
-        return [ParityIssue("missing_answer", f"The {LANGUAGE_NAMES[lang]} {label} key is missing.", lang)]
+        return [
+            ParityIssue("missing_answer", f"The {LANGUAGE_NAMES[lang]} {label} key is missing.", lang, {"label": label})
+        ]
     if not 0 <= answer < n_options:
         return [
             ParityIssue(
                 "answer_out_of_range",
                 f"The {LANGUAGE_NAMES[lang]} {label} key {answer} is out of range (0 to {n_options - 1}).",
                 lang,
+                {"label": label, "answer": answer, "max": n_options - 1},
             )
         ]
     return []

@@ -70,7 +70,5 @@ def diff_versions(kind: str, old: dict | None, new: dict | None, language: str) 
     result = []
     for label in labels:
         before, after = old_rows.get(label, ""), new_map.get(label, "")
-        result.append(
-            {"field": label, "changed": before != after, "segments": diff_text(before, after, language)}
-        )
+        result.append({"field": label, "changed": before != after, "segments": diff_text(before, after, language)})
     return result

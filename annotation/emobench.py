@@ -20,10 +20,7 @@ from dataclasses import asdict, dataclass
 FORMAT = "eistudio-item/1"
 LANGUAGES = ("en", "zh")
 SOURCE_NAME = "EmoBench"
-CITATION = (
-    "Sabour et al. (2024). EmoBench: Evaluating the Emotional Intelligence of Large Language Models. "
-    "ACL 2024."
-)
+CITATION = "Sabour et al. (2024). EmoBench: Evaluating the Emotional Intelligence of Large Language Models. ACL 2024."
 
 EA_MARKERS = frozenset({"category", "question type", "choices", "label"})
 EU_MARKERS = frozenset(
@@ -148,9 +145,7 @@ def _group_rows(rows: list[tuple[int, dict]], faults: list[SourceFault]) -> dict
     groups: dict[str, tuple[int, dict]] = {}
     for line, row in rows:
         if not isinstance(row, dict):
-            faults.append(
-                SourceFault(line, "row", f"Line {line} is a JSON {type(row).__name__}, not an object.")
-            )
+            faults.append(SourceFault(line, "row", f"Line {line} is a JSON {type(row).__name__}, not an object."))
             continue
         qid = _parse_qid(line, row, faults)
         if qid is None:
@@ -161,15 +156,11 @@ def _group_rows(rows: list[tuple[int, dict]], faults: list[SourceFault]) -> dict
             continue
         if not isinstance(lang, str):
             faults.append(
-                SourceFault(
-                    line, "language", f"qid {qid}: language must be text, got {type(lang).__name__} {lang!r}."
-                )
+                SourceFault(line, "language", f"qid {qid}: language must be text, got {type(lang).__name__} {lang!r}.")
             )
             continue
         if lang not in LANGUAGES:
-            faults.append(
-                SourceFault(line, "language", f"qid {qid}: unknown language {lang!r}; expected en or zh.")
-            )
+            faults.append(SourceFault(line, "language", f"qid {qid}: unknown language {lang!r}; expected en or zh."))
             continue
         first_line, by_lang = groups.setdefault(qid, (line, {}))
         if lang in by_lang:
@@ -196,9 +187,7 @@ def _parse_qid(line: int, row: dict, faults: list[SourceFault]) -> str | None:
     if isinstance(value, str) and _QID.fullmatch(value.strip()):
         return str(int(value.strip()))
     faults.append(
-        SourceFault(
-            line, "qid", f"qid {value!r} (language {row.get('language')!r}) is not a non-negative number."
-        )
+        SourceFault(line, "qid", f"qid {value!r} (language {row.get('language')!r}) is not a non-negative number.")
     )
     return None
 
@@ -209,12 +198,8 @@ def _convert_qid(
     """Return the records of one qid (one for EA, up to two for EU)."""
     for lang in LANGUAGES:
         if lang not in by_lang:
-            present = ", ".join(
-                f"{other} on line {by_lang[other][0]}" for other in LANGUAGES if other in by_lang
-            )
-            faults.append(
-                SourceFault(first_line, "language", f"qid {qid}: there is no {lang} row (only {present}).")
-            )
+            present = ", ".join(f"{other} on line {by_lang[other][0]}" for other in LANGUAGES if other in by_lang)
+            faults.append(SourceFault(first_line, "language", f"qid {qid}: there is no {lang} row (only {present})."))
     usable: dict[str, tuple[int, dict]] = {}
     for lang in LANGUAGES:
         if lang not in by_lang:
@@ -226,14 +211,10 @@ def _convert_qid(
         ]
         category = row.get(CATEGORY_FIELDS[task][0])
         if isinstance(category, str) and category.strip() and not dimension_code(task, category):
-            problems.append(
-                (CATEGORY_FIELDS[task][0], f"{category!r} has no letters or digits to name a dimension")
-            )
+            problems.append((CATEGORY_FIELDS[task][0], f"{category!r} has no letters or digits to name a dimension"))
         reported = [(field, problem) for field, problem in problems if field]
         for field, problem in reported:
-            faults.append(
-                SourceFault(line, field, f"qid {qid} ({lang}): {problem}; the {lang} version is left out.")
-            )
+            faults.append(SourceFault(line, field, f"qid {qid} ({lang}): {problem}; the {lang} version is left out."))
         if not reported:
             usable[lang] = (line, row)
     if not usable:
@@ -320,8 +301,7 @@ def _shared_value(qid: str, line: int, usable: dict, field: str, faults: list[So
             SourceFault(
                 line,
                 field,
-                f"qid {qid}: {field!r} differs between languages ({described}); "
-                f"the {chosen_lang} value is used.",
+                f"qid {qid}: {field!r} differs between languages ({described}); the {chosen_lang} value is used.",
             )
         )
     return values[chosen_lang]
@@ -345,9 +325,7 @@ def _build_versions(
         if not problem:
             field, problem = _text_problem(row, label_field)
         if problem:
-            faults.append(
-                SourceFault(line, field, f"qid {qid} ({lang}): {problem}; the {lang} {where} is left out.")
-            )
+            faults.append(SourceFault(line, field, f"qid {qid} ({lang}): {problem}; the {lang} {where} is left out."))
             continue
         options = list(row[choices_field])
         label = row[label_field]
@@ -429,9 +407,7 @@ def match_label(label: str, options: list[str]) -> tuple[int | None, str]:
     return None, "not_found"
 
 
-def _question(
-    task: str, part: str, lang: str, line: int, qid: str, row: dict, faults: list[SourceFault]
-) -> str:
+def _question(task: str, part: str, lang: str, line: int, qid: str, row: dict, faults: list[SourceFault]) -> str:
     subject = row["subject"].strip()
     if task == "EU":
         return EU_QUESTION[part][lang].format(subject=subject)

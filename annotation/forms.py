@@ -15,7 +15,9 @@ class ItemFilterForm(forms.Form):
     benchmark = forms.ChoiceField(label=_("Benchmark"), required=False)
     dimension = forms.ChoiceField(label=_("Dimension"), required=False)
     kind = forms.ChoiceField(label=_("Kind"), required=False, choices=[("", _("All kinds")), *Item.Kind.choices])
-    status = forms.ChoiceField(label=_("Status"), required=False, choices=[("", _("All statuses")), *Item.Status.choices])
+    status = forms.ChoiceField(
+        label=_("Status"), required=False, choices=[("", _("All statuses")), *Item.Status.choices]
+    )
     languages = forms.ChoiceField(
         label=_("Languages"),
         required=False,
@@ -52,10 +54,10 @@ class ItemMetaForm(forms.Form):
     emotions = forms.ModelMultipleChoiceField(
         label=_("Emotions"), queryset=EmotionCategory.objects.all(), required=False
     )
-    crisis_level = forms.ModelChoiceField(label=_("Crisis risk level"), queryset=CrisisLevel.objects.all(), required=False)
-    difficulty = forms.ChoiceField(
-        label=_("Difficulty"), required=False, choices=[("", "—"), *Item.Difficulty.choices]
+    crisis_level = forms.ModelChoiceField(
+        label=_("Crisis risk level"), queryset=CrisisLevel.objects.all(), required=False
     )
+    difficulty = forms.ChoiceField(label=_("Difficulty"), required=False, choices=[("", "—"), *Item.Difficulty.choices])
     message = forms.CharField(label=_("Revision message"), max_length=500, required=False)
     base_revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
@@ -87,7 +89,9 @@ def _int_or_none(value: str | None) -> int | None:
 def _options(data: QueryDict, prefix: str) -> tuple[list[str], int | None]:
     """Read option inputs ``{prefix}option-N`` and the chosen answer radio, dropping blank options."""
     indices = sorted(
-        int(key.rsplit("-", 1)[1]) for key in data if key.startswith(f"{prefix}option-") and key.rsplit("-", 1)[1].isdigit()
+        int(key.rsplit("-", 1)[1])
+        for key in data
+        if key.startswith(f"{prefix}option-") and key.rsplit("-", 1)[1].isdigit()
     )
     chosen = _int_or_none(data.get(f"{prefix}answer"))
     options: list[str] = []
@@ -153,7 +157,9 @@ def editor_rows(kind: str, version: dict | None, lang: str) -> dict:
             for t, turn in enumerate(version.get("turns") or [])
         ]
         n = len(turns)
-        turns.append({"number": n + 1, "prefix": f"{lang}-turn-{n}-", "user": "", "options": _option_rows([], None), "new": True})
+        turns.append(
+            {"number": n + 1, "prefix": f"{lang}-turn-{n}-", "user": "", "options": _option_rows([], None), "new": True}
+        )
         return {"context": version.get("context", ""), "turns": turns}
     return {"context": version.get("context", ""), "prompt": version.get("prompt", "")}
 
@@ -164,4 +170,3 @@ def _option_rows(options: list[str], answer: int | None) -> list[dict]:
     for extra in range(len(options), min(len(options) + EXTRA_OPTIONS, 12)):
         rows.append({"index": extra, "letter": letters[extra], "text": "", "checked": False})
     return rows
-

@@ -16,8 +16,21 @@ STATUSES = ("draft", "in_screening", "accepted", "rejected")
 ORIGINS = ("expert", "llm_draft", "imported")
 DIFFICULTIES = ("", "easy", "medium", "hard")
 RECORD_FIELDS = {
-    "format", "uid", "benchmark", "dimension", "kind", "scenario", "emotions", "crisis_level",
-    "difficulty", "status", "origin", "metadata", "content", "revision", "message",
+    "format",
+    "uid",
+    "benchmark",
+    "dimension",
+    "kind",
+    "scenario",
+    "emotions",
+    "crisis_level",
+    "difficulty",
+    "status",
+    "origin",
+    "metadata",
+    "content",
+    "revision",
+    "message",
 }
 UID_MAX = 100
 
@@ -143,9 +156,20 @@ def parse_record(line: int, obj: dict, *, max_chars: int, benchmark: str | None 
     if errors:
         return errors
     return ItemRecord(
-        line=line, uid=uid, benchmark=bench, dimension=dimension, kind=kind, content=content,
-        scenario=scenario, emotions=list(emotions), crisis_level=crisis, difficulty=difficulty,
-        status=status, origin=origin, metadata=metadata, message=message[:500],
+        line=line,
+        uid=uid,
+        benchmark=bench,
+        dimension=dimension,
+        kind=kind,
+        content=content,
+        scenario=scenario,
+        emotions=list(emotions),
+        crisis_level=crisis,
+        difficulty=difficulty,
+        status=status,
+        origin=origin,
+        metadata=metadata,
+        message=message[:500],
     )
 
 
@@ -162,7 +186,9 @@ def parse_records(
             errors.extend(parsed)
             continue
         if parsed.uid in first_line:
-            errors.append(LineError(line, "uid", f"duplicate uid {parsed.uid!r} (first on line {first_line[parsed.uid]})"))
+            errors.append(
+                LineError(line, "uid", f"duplicate uid {parsed.uid!r} (first on line {first_line[parsed.uid]})")
+            )
             continue
         first_line[parsed.uid] = line
         records.append(parsed)

@@ -2,8 +2,8 @@
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse
 from django.contrib.auth import middleware as auth_middleware
+from django.http import HttpRequest, HttpResponse
 from django.utils import translation
 
 

@@ -19,15 +19,15 @@ class BilingualNamed(models.Model):
     class Meta:
         abstract = True
 
+    def __str__(self) -> str:
+        return self.name
+
     @property
     def name(self) -> str:
         """Return the name in the active UI language, falling back to English."""
         if (get_language() or "en").startswith("zh") and self.name_zh:
             return self.name_zh
         return self.name_en
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class Benchmark(BilingualNamed):
@@ -175,9 +175,7 @@ class Item(models.Model):
     kind = models.CharField(_("kind"), max_length=20, choices=Kind.choices)
     scenario = models.ForeignKey(Scenario, null=True, blank=True, on_delete=models.PROTECT, related_name="items")
     emotions = models.ManyToManyField(EmotionCategory, blank=True, related_name="items")
-    crisis_level = models.ForeignKey(
-        CrisisLevel, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
-    )
+    crisis_level = models.ForeignKey(CrisisLevel, null=True, blank=True, on_delete=models.PROTECT, related_name="items")
     difficulty = models.CharField(_("difficulty"), max_length=10, choices=Difficulty.choices, blank=True)
     status = models.CharField(_("status"), max_length=20, choices=Status.choices, default=Status.DRAFT)
     origin = models.CharField(_("origin"), max_length=20, choices=Origin.choices, default=Origin.EXPERT)
@@ -202,7 +200,9 @@ class Item(models.Model):
     class Meta:
         ordering = ["uid"]
         constraints = [
-            models.CheckConstraint(condition=Q(kind__in=["mcq", "multi_turn_choice", "open_prompt"]), name="item_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["mcq", "multi_turn_choice", "open_prompt"]), name="item_kind_valid"
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=["draft", "in_screening", "accepted", "rejected"]), name="item_status_valid"
             ),
@@ -239,7 +239,9 @@ class ItemRevision(models.Model):
     content_hash = models.CharField(max_length=64)
     parity_issues = models.JSONField(default=list, blank=True)
     message = models.CharField(_("message"), max_length=500, blank=True)
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ItemRevisionQuerySet.as_manager()

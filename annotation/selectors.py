@@ -47,8 +47,16 @@ def item_detail(*, uid: str) -> Item:
     """Return one item with its taxonomy and current revision."""
     return (
         Item.objects.select_related(
-            "benchmark", "dimension", "dimension__parent", "current_revision", "current_revision__author",
-            "scenario", "scenario__domain", "crisis_level", "created_by", "updated_by",
+            "benchmark",
+            "dimension",
+            "dimension__parent",
+            "current_revision",
+            "current_revision__author",
+            "scenario",
+            "scenario__domain",
+            "crisis_level",
+            "created_by",
+            "updated_by",
         )
         .prefetch_related("emotions")
         .get(uid=uid)

@@ -3,7 +3,16 @@
 from rest_framework import serializers
 
 from annotation.content import KINDS
-from annotation.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, ItemRevision, Scenario, ScenarioDomain
+from annotation.models import (
+    Benchmark,
+    CrisisLevel,
+    Dimension,
+    EmotionCategory,
+    Item,
+    ItemRevision,
+    Scenario,
+    ScenarioDomain,
+)
 
 
 class RevisionSerializer(serializers.ModelSerializer):
@@ -12,8 +21,18 @@ class RevisionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ItemRevision
-        fields = ["id", "item", "number", "content", "attributes", "content_hash", "parity_issues", "message", "author",
-                  "created_at"]
+        fields = [
+            "id",
+            "item",
+            "number",
+            "content",
+            "attributes",
+            "content_hash",
+            "parity_issues",
+            "message",
+            "author",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -31,9 +50,27 @@ class ItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Item
-        fields = ["uid", "benchmark", "dimension", "kind", "scenario", "emotions", "crisis_level", "difficulty",
-                  "status", "origin", "metadata", "revision", "content", "parity_ok", "parity_issues",
-                  "created_by", "created_at", "updated_by", "updated_at"]
+        fields = [
+            "uid",
+            "benchmark",
+            "dimension",
+            "kind",
+            "scenario",
+            "emotions",
+            "crisis_level",
+            "difficulty",
+            "status",
+            "origin",
+            "metadata",
+            "revision",
+            "content",
+            "parity_ok",
+            "parity_issues",
+            "created_by",
+            "created_at",
+            "updated_by",
+            "updated_at",
+        ]
         read_only_fields = fields
 
     def get_emotions(self, item: Item) -> list[str]:
@@ -70,8 +107,19 @@ class DimensionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Dimension
-        fields = ["benchmark", "code", "parent", "level", "name_en", "name_zh", "subjective", "provisional",
-                  "target_items", "definition_en", "definition_zh"]
+        fields = [
+            "benchmark",
+            "code",
+            "parent",
+            "level",
+            "name_en",
+            "name_zh",
+            "subjective",
+            "provisional",
+            "target_items",
+            "definition_en",
+            "definition_zh",
+        ]
 
 
 class EmotionSerializer(serializers.ModelSerializer):

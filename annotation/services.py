@@ -11,7 +11,13 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from annotation import emobench
-from annotation.content import check_parity, content_hash, normalise_content, searchable_text, validate_content
+from annotation.content import (
+    check_parity,
+    content_hash,
+    normalise_content,
+    searchable_text,
+    validate_content,
+)
 from annotation.interchange import ItemRecord, LineError, parse_records, read_jsonl
 from annotation.models import (
     Benchmark,
@@ -98,7 +104,7 @@ def taxonomy_load(*, data: dict) -> dict[str, int]:
         counts["benchmarks"] += 1
         position = 0
 
-        def load_dimensions(nodes: list[dict], parent: Dimension | None) -> None:
+        def load_dimensions(nodes: list[dict], parent: Dimension | None, benchmark: Benchmark = benchmark) -> None:
             nonlocal position
             for node in nodes:
                 position += 1
@@ -382,7 +388,9 @@ def items_import(
     taxonomy = _Taxonomy()
     existing = {
         item.uid: item
-        for item in Item.objects.filter(uid__in=[r.uid for r in records]).select_related("benchmark", "current_revision")
+        for item in Item.objects.filter(uid__in=[r.uid for r in records]).select_related(
+            "benchmark", "current_revision"
+        )
     }
     resolved: list[tuple[ItemRecord, ItemState]] = []
     for record in records:
@@ -405,8 +413,14 @@ def items_import(
     with transaction.atomic():
         for record, state in resolved:
             try:
-                _import_one(record=record, state=state, item=existing.get(record.uid), taxonomy=taxonomy,
-                            user=user, report=report)
+                _import_one(
+                    record=record,
+                    state=state,
+                    item=existing.get(record.uid),
+                    taxonomy=taxonomy,
+                    user=user,
+                    report=report,
+                )
             except ValidationError as exc:
                 raise ImportFailed([LineError(record.line, "record", "; ".join(exc.messages))]) from exc
         if dry_run:

@@ -37,8 +37,75 @@ def field_label(label: str) -> str:
         return _("Turn %(turn)s · answer") % {"turn": turn}
     if m := re.fullmatch(r"option ([A-L])", label):
         return _("Option %(letter)s") % {"letter": m.group(1)}
-    names = {"context": _("Context"), "question": _("Question"), "prompt": _("User message"), "answer": _("Answer")}
+    names = {
+        "context": _("Context"),
+        "question": _("Question"),
+        "prompt": _("User message"),
+        "answer": _("Answer"),
+        "options": _("Options"),
+        "turns": _("Turns"),
+        "user": _("User message"),
+    }
     return names.get(label, label)
+
+
+def _language_name(code: str | None) -> str:
+    return {"en": _("English"), "zh": _("Chinese")}.get(code or "", code or "")
+
+
+def parity_messages(issues: list[dict]) -> list[dict]:
+    """Return stored parity issues with their message in the UI language."""
+    result = []
+    for issue in issues:
+        params = issue.get("params") or {}
+        lang = _language_name(issue.get("language"))
+        code = issue.get("code")
+        if code == "missing_language":
+            text = _("The %(language)s version is missing.") % {"language": lang}
+        elif code == "kind_mismatch":
+            text = _("The %(language)s version is shaped like %(shape)s, but the item is %(kind)s.") % {
+                "language": lang,
+                "shape": params.get("shape") or "?",
+                "kind": params.get("kind"),
+            }
+        elif code in {"option_count_mismatch", "turn_count_mismatch"}:
+            counts = ", ".join(f"{_language_name(k)} {v}" for k, v in (params.get("counts") or {}).items())
+            if code == "turn_count_mismatch":
+                text = _("The languages have different numbers of turns: %(counts)s.") % {"counts": counts}
+            elif params.get("turn"):
+                text = _("The languages have different numbers of options in turn %(turn)s: %(counts)s.") % {
+                    "turn": params["turn"],
+                    "counts": counts,
+                }
+            else:
+                text = _("The languages have different numbers of options: %(counts)s.") % {"counts": counts}
+        elif code == "missing_field":
+            text = _("The %(language)s version has no %(field)s.") % {
+                "language": lang,
+                "field": field_label(params.get("field", "")),
+            }
+            if params.get("turn"):
+                text = _("The %(language)s turn %(turn)s has no %(field)s.") % {
+                    "language": lang,
+                    "turn": params["turn"],
+                    "field": field_label(params.get("field", "")),
+                }
+        elif code == "missing_answer":
+            text = _("The %(language)s answer key is missing (%(where)s).") % {
+                "language": lang,
+                "where": field_label(params.get("label", "answer")),
+            }
+        elif code == "answer_out_of_range":
+            text = _("The %(language)s answer key %(answer)s is out of range (0 to %(max)s) (%(where)s).") % {
+                "language": lang,
+                "answer": params.get("answer"),
+                "max": params.get("max"),
+                "where": field_label(params.get("label", "answer")),
+            }
+        else:
+            text = issue.get("message", "")
+        result.append({"code": code, "language": issue.get("language"), "message": text})
+    return result
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -104,7 +171,7 @@ def item_detail(request: HttpRequest, uid: str) -> HttpResponse:
             "item": item,
             "revision": revision,
             "languages": _languages_context(item, revision),
-            "parity_issues": revision.parity_issues if revision else [],
+            "parity_issues": parity_messages(revision.parity_issues) if revision else [],
             "can_edit": request.user.has_perm("annotation.change_item"),
         },
     )
@@ -182,7 +249,9 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
         },
         benchmark=item.benchmark,
     )
-    return render(request, "annotation/item_edit.html", _editor_context(item, meta, revision.content if revision else {}))
+    return render(
+        request, "annotation/item_edit.html", _editor_context(item, meta, revision.content if revision else {})
+    )
 
 
 @permission_required("annotation.add_item", raise_exception=True)
@@ -225,9 +294,7 @@ def item_history(request: HttpRequest, uid: str) -> HttpResponse:
             rows = diff_versions(item.kind, old.content.get(lang), new.content.get(lang), lang)
             for row in rows:
                 row["label"] = field_label(row["field"])
-            diffs.append(
-                {"code": lang, "label": _("English") if lang == "en" else _("Chinese"), "rows": rows}
-            )
+            diffs.append({"code": lang, "label": _("English") if lang == "en" else _("Chinese"), "rows": rows})
     attr_changes = []
     if old and new:
         for key in sorted(set(old.attributes) | set(new.attributes)):
@@ -270,8 +337,11 @@ def item_import(request: HttpRequest) -> HttpResponse:
             return render(request, "annotation/item_import.html", context, status=400)
         try:
             report = services.items_import(
-                data=upload.read(), user=request.user, format=fmt,
-                benchmark=request.POST.get("benchmark") or None, dry_run=dry_run,
+                data=upload.read(),
+                user=request.user,
+                format=fmt,
+                benchmark=request.POST.get("benchmark") or None,
+                dry_run=dry_run,
             )
         except services.ImportFailed as exc:
             context["errors"] = [str(e) for e in exc.errors]
@@ -292,6 +362,7 @@ def set_language(request: HttpRequest) -> HttpResponseRedirect:
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     nxt = request.POST.get("next", "/")
-    if not url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    safe = url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+    if not safe:
         nxt = "/"
     return HttpResponseRedirect(nxt)

@@ -28,8 +28,11 @@ class Command(BaseCommand):
                 raise CommandError(f"unknown user {options['user']!r}")
         try:
             report = services.items_import(
-                data=path.read_bytes(), user=user, format=options["format"],
-                benchmark=options["benchmark"], dry_run=options["dry_run"],
+                data=path.read_bytes(),
+                user=user,
+                format=options["format"],
+                benchmark=options["benchmark"],
+                dry_run=options["dry_run"],
             )
         except services.ImportFailed as exc:
             for error in exc.errors:

@@ -1,0 +1,73 @@
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from annotation import services
+from annotation.models import Benchmark
+from tests.factories import PASSWORD, UserFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTERNAL = ROOT.parent / "shared" / "data" / "external"
+
+
+@pytest.fixture
+def taxonomy(db: None) -> None:
+    """Load the FACET/EiCAP and EmoBench taxonomies (skipped when already present)."""
+    if not Benchmark.objects.filter(slug="facet").exists():
+        services.taxonomy_load_fixture("taxonomy.json")
+        services.taxonomy_load_fixture("emobench_taxonomy.json")
+
+
+@pytest.fixture
+def make_user(db: None):
+    def make(role: str | None = None, **kwargs: object):
+        return UserFactory(role=role, **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def expert(make_user):
+    return make_user("expert", username="expert1")
+
+
+@pytest.fixture
+def lead(make_user):
+    return make_user("lead_expert", username="lead1")
+
+
+@pytest.fixture
+def researcher(make_user):
+    return make_user("researcher", username="researcher1")
+
+
+@pytest.fixture
+def admin_user(make_user):
+    return make_user("admin", username="admin1")
+
+
+@pytest.fixture
+def login(client):
+    def do(user) -> object:
+        assert client.login(username=user.username, password=PASSWORD)
+        return client
+
+    return do
+
+
+@pytest.fixture
+def external_data() -> Path:
+    """Path of the shared real datasets; skip when they are not on this machine."""
+    if not EXTERNAL.is_dir():
+        pytest.skip(f"shared external data not found at {EXTERNAL}")
+    return EXTERNAL
+
+
+def chromium_path() -> str | None:
+    """Return the Chromium binary for browser tests, if installed."""
+    for candidate in (os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
