@@ -10,3 +10,6 @@ from config.settings import *  # noqa: E402,F403
 STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
+
+# Argon2 as in production, with cheap parameters so that creating users in tests is fast.
+PASSWORD_HASHERS = ["config.test_hashers.FastArgon2PasswordHasher"]

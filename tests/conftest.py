@@ -12,6 +12,14 @@ ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = ROOT.parent / "shared" / "data" / "external"
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Load the taxonomy once per test database; tests roll back on top of it."""
+    with django_db_blocker.unblock():
+        services.taxonomy_load_fixture("taxonomy.json")
+        services.taxonomy_load_fixture("emobench_taxonomy.json")
+
+
 @pytest.fixture
 def taxonomy(db: None) -> None:
     """Load the FACET/EiCAP and EmoBench taxonomies (skipped when already present)."""
