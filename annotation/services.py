@@ -264,7 +264,9 @@ def item_revise(
     ``base_revision`` is the revision number the editor started from; if someone saved a newer one since,
     ``RevisionConflict`` is raised instead of overwriting their work.
     """
-    locked = Item.objects.select_for_update().select_related("current_revision").get(pk=item.pk)
+    locked = (
+        Item.objects.select_for_update(of=("self",)).select_related("current_revision", "benchmark").get(pk=item.pk)
+    )
     current = locked.current_revision
     if base_revision is not None and current is not None and current.number != base_revision:
         author = current.author.get_username() if current.author else _("an import")

@@ -81,8 +81,9 @@ def test_one_bad_record_means_nothing_is_imported_and_each_error_names_line_and_
 
 def test_malformed_json_is_reported_with_its_line(taxonomy):
     data = jsonl(record("a")) + b'{"uid": "b", \n'
-    assert import_errors(data) == ["line 2: line: malformed JSON: Expecting property name enclosed in double quotes "
-                                   "at column 14"]
+    assert import_errors(data) == [
+        "line 2: line: malformed JSON: Expecting property name enclosed in double quotes at column 14"
+    ]
 
 
 def test_invalid_utf8_is_reported_with_its_line(taxonomy):
@@ -132,9 +133,7 @@ def test_changing_the_kind_of_an_existing_item_is_refused(taxonomy):
     open_prompt = record("a", kind="open_prompt", content={"en": {"prompt": "Hi"}, "zh": {"prompt": "你好"}})
     with pytest.raises(services.ImportFailed) as excinfo:
         services.items_import(data=jsonl(open_prompt), user=None)
-    assert [str(e) for e in excinfo.value.errors] == [
-        "line 1: kind: item a is mcq; the kind of an item cannot change"
-    ]
+    assert [str(e) for e in excinfo.value.errors] == ["line 1: kind: item a is mcq; the kind of an item cannot change"]
     assert Item.objects.get(uid="a").revisions.count() == 1
 
 
@@ -149,7 +148,9 @@ def test_dry_run_reports_but_writes_nothing(taxonomy):
 
 
 def test_export_then_import_reproduces_identical_content(taxonomy):
-    services.items_import(data=jsonl(record("a"), record("b", dimension="crisis_recognition", crisis_level=3)), user=None)
+    services.items_import(
+        data=jsonl(record("a"), record("b", dimension="crisis_recognition", crisis_level=3)), user=None
+    )
     exported = dump_jsonl(selectors.item_export_records(items=Item.objects.all()))
     before = {i.uid: (i.current_revision.content, i.current_revision.attributes) for i in Item.objects.all()}
     report = services.items_import(data=exported.encode(), user=None)
@@ -176,10 +177,26 @@ def test_import_and_export_commands(taxonomy, tmp_path, capsys):
 
 
 EMOBENCH_SAMPLE = [
-    {"qid": "1", "language": "en", "category": "Personal-Others", "question type": "Action", "scenario": "S",
-     "subject": "Sam", "choices": ["Wait", "Talk to a counselor"], "label": "Talk to a counselor"},
-    {"qid": "1", "language": "zh", "category": "Personal-Others", "question type": "Action", "scenario": "场景",
-     "subject": "山姆", "choices": ["找辅导员谈谈", "等待"], "label": "找辅导员谈谈"},
+    {
+        "qid": "1",
+        "language": "en",
+        "category": "Personal-Others",
+        "question type": "Action",
+        "scenario": "S",
+        "subject": "Sam",
+        "choices": ["Wait", "Talk to a counselor"],
+        "label": "Talk to a counselor",
+    },
+    {
+        "qid": "1",
+        "language": "zh",
+        "category": "Personal-Others",
+        "question type": "Action",
+        "scenario": "场景",
+        "subject": "山姆",
+        "choices": ["找辅导员谈谈", "等待"],
+        "label": "找辅导员谈谈",
+    },
 ]
 
 

@@ -23,7 +23,10 @@ def test_taxonomy_has_the_published_structure(taxonomy):
     leaves = Dimension.objects.filter(benchmark=facet, level="dimension")
     assert leaves.count() == 10
     assert sorted(d.name_en for d in leaves if d.subjective) == [
-        "Emotion Deepening", "Emotion Matching", "Emotion Regulation", "Empathetic Understanding",
+        "Emotion Deepening",
+        "Emotion Matching",
+        "Emotion Regulation",
+        "Empathetic Understanding",
         "Expression Naturalness",
     ]
     assert {"Hidden Emotion Recognition", "Crisis Recognition", "Social Adequacy"} <= {d.name_en for d in leaves}
@@ -96,8 +99,10 @@ def test_parity_problems_are_stored_and_flagged_on_the_item(taxonomy, expert):
 
 def test_dimension_of_another_benchmark_is_refused_and_nothing_is_written(taxonomy, expert):
     item = make_item(user=expert)
-    foreign = Dimension.objects.get(benchmark__slug="eicap", code=Dimension.objects.filter(
-        benchmark__slug="eicap", level="subcategory").first().code)
+    foreign = Dimension.objects.get(
+        benchmark__slug="eicap",
+        code=Dimension.objects.filter(benchmark__slug="eicap", level="subcategory").first().code,
+    )
     with pytest.raises(ValidationError, match="another benchmark"):
         services.item_revise(item=item, state=services.ItemState(dimension=foreign, content=mcq_content()), user=expert)
     assert item.revisions.count() == 1
