@@ -166,6 +166,10 @@ TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # Upper bounds for untrusted text: a field longer than this is refused on import and edit.
 ITEM_MAX_TEXT_CHARS = int(os.environ.get("ITEM_MAX_TEXT_CHARS", "20000"))
 IMPORT_MAX_LINE_BYTES = int(os.environ.get("IMPORT_MAX_LINE_BYTES", "1000000"))
+# Release validation: TF-IDF cosine above which two items count as near-duplicates, and balance limits.
+NEAR_DUPLICATE_THRESHOLD = float(os.environ.get("NEAR_DUPLICATE_THRESHOLD", "0.85"))
+RELEASE_MAX_DOMAIN_SHARE = float(os.environ.get("RELEASE_MAX_DOMAIN_SHARE", "0.4"))
+RELEASE_MIN_VALENCE_SHARE = float(os.environ.get("RELEASE_MIN_VALENCE_SHARE", "0.1"))
 
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SESSION_COOKIE_SECURE = not DEBUG
