@@ -4,10 +4,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
-from annotation import services
+from annotation import releases, services
+from annotation.models import Benchmark, Release
 from annotation.roles import ADMIN, EXPERT, LEAD_EXPERT, RESEARCHER, roles_sync
 
 DEMO_PASSWORD = "demo-pass-2026"
+DEMO_RELEASE = "0.1.0"
 DEMO_ACCOUNTS = [("admin", ADMIN), ("lead", LEAD_EXPERT), ("expert", EXPERT), ("researcher", RESEARCHER)]
 
 
@@ -29,6 +31,23 @@ def demo_seed() -> dict:
     report = services.items_import(
         data=(services.FIXTURES / "demo_items.jsonl").read_bytes(), user=lead, format="eistudio"
     )
+    admin = User.objects.get(username="admin")
+    facet = Benchmark.objects.get(slug="facet")
+    if not Release.objects.filter(benchmark=facet, version=DEMO_RELEASE).exists():
+        release = releases.release_create(
+            benchmark=facet,
+            version=DEMO_RELEASE,
+            title="FACET demo sample",
+            description="The accepted demo items of FACET, frozen so that the export can be tried out.",
+            licence="CC BY 4.0",
+            citation="EI Studio demo data (not the published FACET set).",
+            user=admin,
+        )
+        releases.release_freeze(
+            release=release,
+            user=admin,
+            override_reason="Demo sample: far fewer items than FACET's per-dimension targets.",
+        )
     return {
         "accounts": DEMO_ACCOUNTS,
         "message": (

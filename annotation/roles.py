@@ -41,11 +41,13 @@ _ADMIN = [
     "annotation.change_crisislevel",
 ]
 
+_RELEASE_ADMIN = ["annotation.view_release", "annotation.add_release", "annotation.change_release"]
+
 ROLE_PERMISSIONS: dict[str, list[str]] = {
     RESEARCHER: _READ + _RESEARCH,
     EXPERT: _READ + _AUTHOR,
     LEAD_EXPERT: _READ + _AUTHOR + _LEAD,
-    ADMIN: _READ + _AUTHOR + _LEAD + _RESEARCH + _ADMIN,
+    ADMIN: _READ + _AUTHOR + _LEAD + _RESEARCH + _ADMIN + _RELEASE_ADMIN,
 }
 
 

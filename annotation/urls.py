@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import views
+from annotation import release_views, views
 
 app_name = "annotation"
 
@@ -14,4 +14,11 @@ urlpatterns = [
     path("items/<str:uid>/history/", views.item_history, name="item-history"),
     path("taxonomy/", views.taxonomy, name="taxonomy"),
     path("schema/item.json", views.item_schema, name="item-schema"),
+    path("releases/", release_views.release_list, name="release-list"),
+    path("releases/new/", release_views.release_create, name="release-create"),
+    path("releases/<slug:slug>/compare/", release_views.release_compare, name="release-compare"),
+    path("releases/<slug:slug>/<str:version>/", release_views.release_detail, name="release-detail"),
+    path("releases/<slug:slug>/<str:version>/edit/", release_views.release_edit, name="release-edit"),
+    path("releases/<slug:slug>/<str:version>/freeze/", release_views.release_freeze, name="release-freeze"),
+    path("releases/<slug:slug>/<str:version>/download.zip", release_views.release_download, name="release-download"),
 ]

@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework import routers
 from rest_framework.authtoken.views import ObtainAuthToken
 
-from annotation import api, views
+from annotation import api, release_api, views
 from annotation.auth import LoginView
 
 router = routers.DefaultRouter()
@@ -18,6 +18,7 @@ router.register("emotions", api.EmotionViewSet, basename="emotion")
 router.register("scenario-domains", api.ScenarioDomainViewSet, basename="scenario-domain")
 router.register("scenarios", api.ScenarioViewSet, basename="scenario")
 router.register("crisis-levels", api.CrisisLevelViewSet, basename="crisis-level")
+router.register("releases", release_api.ReleaseViewSet, basename="release")
 
 
 class ThrottledObtainAuthToken(ObtainAuthToken):
