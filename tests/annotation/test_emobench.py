@@ -181,18 +181,13 @@ def test_ea_response_question_type_in_both_languages():
         ea_row(lang="en", **{"question type": "Response"}), ea_row(lang="zh", **{"question type": "Response"})
     )
     ((_, record),) = emobench_records(rows)[0]
-    assert (
-        record["content"]["en"]["question"]
-        == "In this scenario, what is the most effective response for Sarah?"
-    )
+    assert record["content"]["en"]["question"] == "In this scenario, what is the most effective response for Sarah?"
     assert record["content"]["zh"]["question"] == "在这个场景中，萨拉最有效的回应是什么？"
     assert record["metadata"]["question_type"] == "Response"
 
 
 def test_unknown_chinese_question_type_is_kept_raw_and_reported():
-    rows = numbered(
-        ea_row(lang="en", **{"question type": "Plan"}), ea_row(lang="zh", **{"question type": "Plan"})
-    )
+    rows = numbered(ea_row(lang="en", **{"question type": "Plan"}), ea_row(lang="zh", **{"question type": "Plan"}))
     records, faults = emobench_records(rows)
     assert records[0][1]["content"]["zh"]["question"] == "在这个场景中，萨拉最有效的Plan是什么？"
     assert [(f.line, f.field) for f in faults] == [(2, "question type")]
@@ -271,9 +266,7 @@ def test_broken_row_is_reported_and_its_language_left_out(zh_row, field):
 
 
 def test_row_that_is_not_an_object_is_reported():
-    records, faults = emobench_records(
-        numbered(ea_row(lang="en"), ["not", "an", "object"], ea_row(lang="zh"))
-    )
+    records, faults = emobench_records(numbered(ea_row(lang="en"), ["not", "an", "object"], ea_row(lang="zh")))
     assert list(records[0][1]["content"]) == ["en", "zh"]
     assert [(f.line, f.field) for f in faults] == [(2, "row")]
 
@@ -330,10 +323,7 @@ def test_eu_row_becomes_emotion_and_cause_items_matched_by_text_per_language():
     assert emotion["content"]["zh"]["answer"] == 3
     assert cause["content"]["en"]["answer"] == 0
     assert cause["content"]["zh"]["answer"] == 2
-    assert (
-        emotion["content"]["en"]["question"]
-        == "What emotion(s) would Dorea ultimately feel in this situation?"
-    )
+    assert emotion["content"]["en"]["question"] == "What emotion(s) would Dorea ultimately feel in this situation?"
     assert emotion["content"]["zh"]["question"] == "在这种情况下，多瑞最终会感受到什么情绪？"
     assert cause["content"]["en"]["question"] == "Why would Dorea feel these emotions in this situation?"
     assert cause["content"]["zh"]["question"] == "多瑞为什么会在这种情况下感受到这些情绪？"
@@ -361,9 +351,7 @@ def test_eu_missing_emotion_label_still_builds_the_cause_question():
 
 
 def test_eu_cause_label_not_found_is_reported_for_that_question_only():
-    records, faults = emobench_records(
-        numbered(eu_row(lang="en", cause_label="It was ruined"), eu_row(lang="zh"))
-    )
+    records, faults = emobench_records(numbered(eu_row(lang="en", cause_label="It was ruined"), eu_row(lang="zh")))
     emotion, cause = by_uid(records)["emobench-eu-1-emotion"], by_uid(records)["emobench-eu-1-cause"]
     assert emotion["content"]["en"]["answer"] == 0
     assert cause["content"]["en"]["answer"] is None
