@@ -127,9 +127,11 @@ def release_checklist(
         Check(
             "domain_balance",
             bool(domains) and not too_big,
-            f"{len(domains)} scenario domains; none above {max_domain_share:.0%} of items"
-            if not too_big
-            else f"domains above {max_domain_share:.0%} of items: {', '.join(sorted(too_big))}",
+            "no item has a scenario"
+            if not domains
+            else f"domains above {max_domain_share:.0%} of items: {', '.join(sorted(too_big))}"
+            if too_big
+            else f"{len(domains)} scenario domains; none above {max_domain_share:.0%} of items",
             [],
             domain_details,
         )

@@ -275,8 +275,16 @@ def _export_inputs(release: Release) -> tuple[dict, list[dict], dict]:
         "items": len(records),
     }
     item_ids = [e.item_id for e in entries]
-    revisions = ItemRevision.objects.filter(item_id__in=item_ids)
-    authors = revisions.exclude(author=None).values("author").distinct().count()
+    pinned = {e.item_id: e.revision.number for e in entries}
+    # Only the history up to each pinned revision: later edits must not change a frozen release's card.
+    history = [
+        (item_id, author_id)
+        for item_id, number, author_id in ItemRevision.objects.filter(item_id__in=item_ids).values_list(
+            "item_id", "number", "author_id"
+        )
+        if number <= pinned[item_id]
+    ]
+    authors = len({author for _, author in history if author is not None})
     origins = dict(Item.objects.filter(pk__in=item_ids).values_list("origin").annotate(n=Count("id")).order_by())
     used = sorted({r["dimension"] for r in records if r["dimension"]})
     facts = {
@@ -286,7 +294,7 @@ def _export_inputs(release: Release) -> tuple[dict, list[dict], dict]:
             if c in dims
         ],
         "provenance": [
-            f"{len(records)} items, pinned at freeze; {revisions.count()} revisions in their history "
+            f"{len(records)} items, pinned at freeze; {len(history)} revisions in their history "
             f"by {authors} named authors",
             "origins: " + ", ".join(f"{k} {v}" for k, v in sorted(origins.items())),
             "screening rounds: none recorded in this instance",
