@@ -2,11 +2,17 @@
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
+from rest_framework import status
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError as DRFValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
 
 
 def _keys(request: HttpRequest, username: str) -> list[str]:
@@ -51,6 +57,28 @@ class ThrottledAuthenticationForm(AuthenticationForm):
             raise
         login_clear_failures(self.request, username)
         return cleaned
+
+
+class ThrottledAdminAuthenticationForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
+    """The admin site's sign-in form, under the same lockout as the app's."""
+
+
+class ThrottledObtainAuthToken(ObtainAuthToken):
+    """Issue API tokens under the same per-username and per-address lockout as the sign-in page."""
+
+    def post(self, request: Request, *args: object, **kwargs: object) -> Response:
+        username = str(request.data.get("username", ""))
+        if login_is_locked(request._request, username):
+            minutes = max(1, settings.LOGIN_LOCKOUT_SECONDS // 60)
+            message = _("Too many failed sign-in attempts. Try again in %(minutes)s minutes.") % {"minutes": minutes}
+            return Response({"detail": message}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+        try:
+            response = super().post(request, *args, **kwargs)
+        except DRFValidationError:
+            login_record_failure(request._request, username)
+            raise
+        login_clear_failures(request._request, username)
+        return response
 
 
 class LoginView(auth_views.LoginView):

@@ -235,7 +235,7 @@ class ItemRevision(models.Model):
 
     item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="revisions")
     number = models.PositiveIntegerField(_("revision"))
-    content = models.JSONField(_("content"))
+    content = models.JSONField(_("content"), blank=True)
     attributes = models.JSONField(_("attributes"), default=dict, blank=True)
     content_hash = models.CharField(max_length=64)
     parity_issues = models.JSONField(default=list, blank=True)

@@ -123,10 +123,15 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _list_filters(request: HttpRequest) -> dict[str, str]:
+    """Return the list filters as given: an unknown value matches nothing rather than being silently dropped."""
+    return {name: request.GET[name] for name in selectors.ITEM_FILTERS if request.GET.get(name)}
+
+
 @permission_required("annotation.view_item", raise_exception=True)
 def item_list(request: HttpRequest) -> HttpResponse:
     form = ItemFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
+    filters = _list_filters(request)
     page = Paginator(selectors.item_list(filters=filters), PAGE_SIZE).get_page(request.GET.get("page"))
     query = {k: v for k, v in request.GET.items() if k != "page" and v}
     context = {
@@ -273,7 +278,7 @@ def item_create(request: HttpRequest) -> HttpResponse:
                 message=_("Created"),
             )
             return redirect("annotation:item-edit", uid=item.uid)
-    return render(request, "annotation/item_create.html", {"form": form})
+    return render(request, "annotation/item_create.html", {"form": form}, status=400 if form.errors else 200)
 
 
 @permission_required("annotation.view_item", raise_exception=True)
@@ -288,6 +293,8 @@ def item_history(request: HttpRequest, uid: str) -> HttpResponse:
     except ValueError:
         a, b = max(newest - 1, 1), newest
     old, new = by_number.get(a), by_number.get(b)
+    if old is not None and old == new:
+        old = None
     diffs = []
     if old and new:
         for lang in LANGUAGES:
@@ -314,8 +321,7 @@ def taxonomy(request: HttpRequest) -> HttpResponse:
 
 @permission_required("annotation.view_item", raise_exception=True)
 def item_export(request: HttpRequest) -> HttpResponse:
-    form = ItemFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
+    filters = _list_filters(request)
     body = dump_jsonl(selectors.item_export_records(items=selectors.item_list(filters=filters)))
     response = HttpResponse(body.encode("utf-8"), content_type="application/x-ndjson; charset=utf-8")
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")

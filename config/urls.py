@@ -4,10 +4,9 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework import routers
-from rest_framework.authtoken.views import ObtainAuthToken
 
 from annotation import api, release_api, views
-from annotation.auth import LoginView
+from annotation.auth import LoginView, ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken
 
 router = routers.DefaultRouter()
 router.register("items", api.ItemViewSet, basename="item")
@@ -20,9 +19,7 @@ router.register("scenarios", api.ScenarioViewSet, basename="scenario")
 router.register("crisis-levels", api.CrisisLevelViewSet, basename="crisis-level")
 router.register("releases", release_api.ReleaseViewSet, basename="release")
 
-
-class ThrottledObtainAuthToken(ObtainAuthToken):
-    throttle_classes = [api.TokenThrottle]
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 urlpatterns = [
@@ -35,7 +32,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/llm/", include("llm.api_urls")),
     path("api/", include(router.urls)),
-    path("api/token/", ThrottledObtainAuthToken.as_view(), name="api-token"),
+    path("api/token/", ThrottledObtainAuthToken.as_view(throttle_classes=[api.TokenThrottle]), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

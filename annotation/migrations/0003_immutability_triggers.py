@@ -31,7 +31,7 @@ SQLITE_REVERSE = [
 POSTGRES = [
     """CREATE OR REPLACE FUNCTION eistudio_refuse_frozen_release() RETURNS trigger AS $$
        BEGIN
-         IF OLD.status = 'frozen' THEN RAISE EXCEPTION 'frozen release cannot change'; END IF;
+         IF OLD.status = 'frozen' THEN RAISE EXCEPTION 'frozen release cannot change' USING ERRCODE = 'integrity_constraint_violation'; END IF;
          IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
          RETURN NEW;
        END $$ LANGUAGE plpgsql""",
@@ -40,10 +40,10 @@ POSTGRES = [
     """CREATE OR REPLACE FUNCTION eistudio_refuse_frozen_release_item() RETURNS trigger AS $$
        BEGIN
          IF TG_OP <> 'INSERT' AND (SELECT status FROM annotation_release WHERE id = OLD.release_id) = 'frozen' THEN
-           RAISE EXCEPTION 'frozen release cannot change';
+           RAISE EXCEPTION 'frozen release cannot change' USING ERRCODE = 'integrity_constraint_violation';
          END IF;
          IF TG_OP <> 'DELETE' AND (SELECT status FROM annotation_release WHERE id = NEW.release_id) = 'frozen' THEN
-           RAISE EXCEPTION 'frozen release cannot change';
+           RAISE EXCEPTION 'frozen release cannot change' USING ERRCODE = 'integrity_constraint_violation';
          END IF;
          IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
          RETURN NEW;
@@ -51,7 +51,7 @@ POSTGRES = [
     """CREATE TRIGGER releaseitem_frozen_guard BEFORE INSERT OR UPDATE OR DELETE ON annotation_releaseitem
        FOR EACH ROW EXECUTE FUNCTION eistudio_refuse_frozen_release_item()""",
     """CREATE OR REPLACE FUNCTION eistudio_refuse_revision_update() RETURNS trigger AS $$
-       BEGIN RAISE EXCEPTION 'item revisions are immutable'; END $$ LANGUAGE plpgsql""",
+       BEGIN RAISE EXCEPTION 'item revisions are immutable' USING ERRCODE = 'integrity_constraint_violation'; END $$ LANGUAGE plpgsql""",
     """CREATE TRIGGER itemrevision_immutable BEFORE UPDATE ON annotation_itemrevision
        FOR EACH ROW EXECUTE FUNCTION eistudio_refuse_revision_update()""",
 ]
