@@ -1,8 +1,8 @@
 """Login with throttling of failed attempts per username and per client address."""
 
 from django.conf import settings
-from django.contrib.auth import views as auth_views
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.cache import cache
 from django.core.exceptions import ValidationError

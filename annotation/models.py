@@ -426,3 +426,19 @@ class ReleaseItem(models.Model):
     def clean(self) -> None:
         if self.revision_id and self.item_id and self.revision.item_id != self.item_id:
             raise ValidationError({"revision": _("The pinned revision belongs to another item.")})
+
+
+from annotation.screening_models import (  # noqa: E402  (models of this app that live in their own module)
+    Criterion,
+    ItemDraft,
+    Review,
+    ReviewAssignment,
+    RoundItem,
+    ScreeningRound,
+)
+
+__all__ = [
+    "Benchmark", "CrisisLevel", "Criterion", "Dimension", "EmotionCategory", "FrozenReleaseError", "Item",
+    "ItemDraft", "ItemRevision", "Release", "ReleaseItem", "Review", "ReviewAssignment", "RoundItem", "Scenario",
+    "ScenarioDomain", "ScreeningRound", "UserProfile",
+]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import release_views, views
+from annotation import release_views, screening_views, views
 
 app_name = "annotation"
 
@@ -14,6 +14,16 @@ urlpatterns = [
     path("items/<str:uid>/history/", views.item_history, name="item-history"),
     path("taxonomy/", views.taxonomy, name="taxonomy"),
     path("schema/item.json", views.item_schema, name="item-schema"),
+    path("screening/", screening_views.round_list, name="round-list"),
+    path("screening/new/", screening_views.round_open, name="round-open"),
+    path("screening/<int:pk>/", screening_views.round_detail, name="round-detail"),
+    path("screening/<int:pk>/close/", screening_views.round_close, name="round-close"),
+    path("screening/<int:pk>/review/", screening_views.review_next, name="review-next"),
+    path("screening/<int:pk>/review/<int:assignment>/", screening_views.review, name="review"),
+    path(
+        "screening/<int:pk>/review/<int:assignment>/autosave/", screening_views.review_autosave, name="review-autosave"
+    ),
+    path("screening/<int:pk>/adjudicate/<int:round_item>/", screening_views.adjudicate, name="adjudicate"),
     path("releases/", release_views.release_list, name="release-list"),
     path("releases/new/", release_views.release_create, name="release-create"),
     path("releases/<slug:slug>/compare/", release_views.release_compare, name="release-compare"),
