@@ -10,8 +10,13 @@ from tests.factories import make_item, mcq_content
 pytestmark = pytest.mark.django_db
 
 SCORES = {
-    "scenario_plausibility": 4, "linguistic_clarity": 5, "emotional_ambiguity": 3, "difficulty_level": 3,
-    "coverage": 4, "option_quality": 4, "answer_key_correctness": "pass",
+    "scenario_plausibility": 4,
+    "linguistic_clarity": 5,
+    "emotional_ambiguity": 3,
+    "difficulty_level": 3,
+    "coverage": 4,
+    "option_quality": 4,
+    "answer_key_correctness": "pass",
 }
 
 
@@ -32,8 +37,12 @@ def candidates(taxonomy, lead):
 
 def open_round(lead, reviewers, per_item=2, **kwargs):
     return screening.round_open(
-        benchmark=Benchmark.objects.get(slug="facet"), title="Round A", user=lead, reviewers=reviewers,
-        reviewers_per_item=per_item, **kwargs,
+        benchmark=Benchmark.objects.get(slug="facet"),
+        title="Round A",
+        user=lead,
+        reviewers=reviewers,
+        reviewers_per_item=per_item,
+        **kwargs,
     )
 
 
@@ -47,7 +56,9 @@ def test_opening_assigns_each_item_to_distinct_reviewers_with_balanced_load(cand
     assert round.number == 1 and round.round_items.count() == 4
     for ri in round.round_items.all():
         assert ri.assignments.count() == 2
-    loads = sorted(ReviewAssignment.objects.filter(round_item__round=round).values_list("reviewer__username", flat=True))
+    loads = sorted(
+        ReviewAssignment.objects.filter(round_item__round=round).values_list("reviewer__username", flat=True)
+    )
     assert sorted({n: loads.count(n) for n in loads}.values()) == [2, 3, 3]
     assert set(Item.objects.filter(uid__startswith="cand-").values_list("status", flat=True)) == {"in_screening"}
     assert Criterion.objects.filter(dimension=None).count() == 7 and round.criteria.count() == 7
@@ -86,7 +97,9 @@ def test_submission_needs_every_criterion_valid_scores_and_a_reason_to_reject(ca
     reviewer = ri.assignments.get().reviewer
     with pytest.raises(ValidationError) as exc:
         screening.review_submit(
-            round_item=ri, reviewer=reviewer, scores={"linguistic_clarity": 9, "answer_key_correctness": "maybe"},
+            round_item=ri,
+            reviewer=reviewer,
+            scores={"linguistic_clarity": 9, "answer_key_correctness": "maybe"},
             decision="reject",
         )
     messages = exc.value.messages
@@ -118,8 +131,12 @@ def test_drafts_are_autosaved_and_stay_private(candidates, lead, reviewers):
 
 def test_closing_applies_agreed_decisions_and_sends_conflicts_to_adjudication(candidates, lead, reviewers):
     round = open_round(lead, reviewers)
-    outcomes = {"cand-0": ["accept", "accept"], "cand-1": ["reject", "reject"], "cand-2": ["accept", "reject"],
-                "cand-3": ["revise", "revise"]}
+    outcomes = {
+        "cand-0": ["accept", "accept"],
+        "cand-1": ["reject", "reject"],
+        "cand-2": ["accept", "reject"],
+        "cand-3": ["revise", "revise"],
+    }
     for uid, decisions in outcomes.items():
         ri = RoundItem.objects.get(round=round, item__uid=uid)
         for assignment, decision in zip(ri.assignments.order_by("reviewer__username"), decisions, strict=True):
@@ -130,8 +147,9 @@ def test_closing_applies_agreed_decisions_and_sends_conflicts_to_adjudication(ca
     assert status == {"cand-0": "accepted", "cand-1": "rejected", "cand-2": "in_screening", "cand-3": "draft"}
     conflict = RoundItem.objects.get(round=round, item__uid="cand-2")
     with pytest.raises(ValidationError, match="no conflict"):
-        screening.round_item_adjudicate(round_item=RoundItem.objects.get(round=round, item__uid="cand-0"), user=lead,
-                                        decision="reject")
+        screening.round_item_adjudicate(
+            round_item=RoundItem.objects.get(round=round, item__uid="cand-0"), user=lead, decision="reject"
+        )
     screening.round_item_adjudicate(round_item=conflict, user=lead, decision="accept", note="key is right")
     conflict.refresh_from_db()
     assert (conflict.outcome, conflict.adjudicated_by, conflict.adjudication_note) == ("accept", lead, "key is right")
@@ -159,8 +177,12 @@ def test_closing_with_unreviewed_items_needs_an_explicit_choice(candidates, lead
 
 def test_statistics_report_alpha_decisions_and_throughput(candidates, lead, reviewers):
     round = open_round(lead, reviewers)
-    plan = {"cand-0": ["accept", "accept"], "cand-1": ["reject", "reject"], "cand-2": ["accept", "reject"],
-            "cand-3": ["revise", "revise"]}
+    plan = {
+        "cand-0": ["accept", "accept"],
+        "cand-1": ["reject", "reject"],
+        "cand-2": ["accept", "reject"],
+        "cand-3": ["revise", "revise"],
+    }
     for uid, decisions in plan.items():
         ri = RoundItem.objects.get(round=round, item__uid=uid)
         for assignment, decision in zip(ri.assignments.order_by("reviewer__username"), decisions, strict=True):
