@@ -300,3 +300,12 @@ def searchable_text(content: dict) -> str:
 
     walk(content)
     return "\n".join(parts)
+
+
+def prose_text(version: dict | None) -> str:
+    """Return the scenario and question text of one language version (options excluded), for similarity."""
+    if not version:
+        return ""
+    parts = [version.get("context", ""), version.get("question", ""), version.get("prompt", "")]
+    parts += [turn.get("user", "") for turn in version.get("turns") or []]
+    return "\n".join(p for p in parts if p)

@@ -438,7 +438,22 @@ from annotation.screening_models import (  # noqa: E402  (models of this app tha
 )
 
 __all__ = [
-    "Benchmark", "CrisisLevel", "Criterion", "Dimension", "EmotionCategory", "FrozenReleaseError", "Item",
-    "ItemDraft", "ItemRevision", "Release", "ReleaseItem", "Review", "ReviewAssignment", "RoundItem", "Scenario",
-    "ScenarioDomain", "ScreeningRound", "UserProfile",
+    "Benchmark",
+    "CrisisLevel",
+    "Criterion",
+    "Dimension",
+    "EmotionCategory",
+    "FrozenReleaseError",
+    "Item",
+    "ItemDraft",
+    "ItemRevision",
+    "Release",
+    "ReleaseItem",
+    "Review",
+    "ReviewAssignment",
+    "RoundItem",
+    "Scenario",
+    "ScenarioDomain",
+    "ScreeningRound",
+    "UserProfile",
 ]

@@ -3,7 +3,7 @@
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from annotation.content import LANGUAGES, check_parity
+from annotation.content import LANGUAGES, check_parity, prose_text
 from annotation.similarity import near_duplicates
 
 ANSWER_CODES = {"missing_answer", "answer_out_of_range"}
@@ -33,13 +33,6 @@ class Check:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def _text_of(version: dict) -> str:
-    parts = [version.get("context", ""), version.get("question", ""), version.get("prompt", "")]
-    for turn in version.get("turns") or []:
-        parts.append(turn.get("user", ""))
-    return "\n".join(p for p in parts if p)
 
 
 def release_checklist(
@@ -88,7 +81,7 @@ def release_checklist(
 
     duplicates = []
     for lang in LANGUAGES:
-        texts = {e.uid: _text_of(e.content.get(lang) or {}) for e in entries}
+        texts = {e.uid: prose_text(e.content.get(lang)) for e in entries}
         duplicates += [(lang, d) for d in near_duplicates(texts, threshold=duplicate_threshold)]
     dup_uids = sorted({uid for _, d in duplicates for uid in (d.a, d.b)})
     checks.append(

@@ -4,10 +4,26 @@ from collections.abc import Iterator, Mapping
 
 from django.db.models import Prefetch, Q, QuerySet
 
+from annotation.content import prose_text
 from annotation.interchange import FORMAT
 from annotation.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision, ScenarioDomain
 
-ITEM_FILTERS = ("benchmark", "dimension", "kind", "status", "origin", "languages", "parity", "q")
+ITEM_FILTERS = (
+    "benchmark",
+    "dimension",
+    "kind",
+    "status",
+    "origin",
+    "languages",
+    "parity",
+    "q",
+    "lang",
+    "domain",
+    "valence",
+    "difficulty",
+    "scenario",
+)
+CANDIDATE_STATUSES = ("draft", "in_screening")
 
 
 def item_list(*, filters: Mapping[str, str] | None = None) -> QuerySet[Item]:
@@ -21,9 +37,22 @@ def item_list(*, filters: Mapping[str, str] | None = None) -> QuerySet[Item]:
     if value := filters.get("kind"):
         qs = qs.filter(kind=value)
     if value := filters.get("status"):
-        qs = qs.filter(status=value)
+        qs = qs.filter(status__in=CANDIDATE_STATUSES) if value == "candidate" else qs.filter(status=value)
     if value := filters.get("origin"):
         qs = qs.filter(origin=value)
+    match filters.get("lang"):
+        case "en":
+            qs = qs.filter(has_en=True)
+        case "zh":
+            qs = qs.filter(has_zh=True)
+    if value := filters.get("domain"):
+        qs = qs.filter(scenario__domain__code=value)
+    if value := filters.get("scenario"):
+        qs = qs.filter(scenario__code=value)
+    if value := filters.get("valence"):
+        qs = qs.filter(emotions__valence=value).distinct()
+    if value := filters.get("difficulty"):
+        qs = qs.filter(difficulty="" if value == "none" else value)
     match filters.get("languages"):
         case "both":
             qs = qs.filter(has_en=True, has_zh=True)
@@ -115,3 +144,57 @@ def taxonomy_tree() -> dict:
         "domains": domains,
         "crisis_levels": CrisisLevel.objects.all(),
     }
+
+
+def coverage(*, benchmark: Benchmark) -> dict:
+    """Count accepted and candidate items by dimension x language, scenario domain, valence and difficulty.
+
+    Each count is per language (an item counts once for each language it has); an item labelled with emotions of
+    several valence groups counts in each of them.
+    """
+    from annotation.models import ScenarioDomain
+
+    dims = list(Dimension.objects.filter(benchmark=benchmark, children__isnull=True).order_by("position"))
+    items = (
+        Item.objects.filter(benchmark=benchmark)
+        .select_related("scenario__domain")
+        .prefetch_related("emotions")
+        .only("id", "dimension_id", "status", "difficulty", "has_en", "has_zh", "scenario__domain__code")
+    )
+    domains = list(ScenarioDomain.objects.all())
+    valences = list(EmotionCategory.Valence.values)
+    difficulties = [*Item.Difficulty.values, "none"]
+    empty = lambda: {"accepted": 0, "candidate": 0}  # noqa: E731
+    table = {
+        d.pk: {
+            "lang": {lang: empty() for lang in ("en", "zh")},
+            "domain": {(lang, dom.code): empty() for lang in ("en", "zh") for dom in domains},
+            "valence": {(lang, v): empty() for lang in ("en", "zh") for v in valences},
+            "difficulty": {(lang, x): empty() for lang in ("en", "zh") for x in difficulties},
+        }
+        for d in dims
+    }
+    for item in items:
+        row = table.get(item.dimension_id)
+        if row is None or item.status == Item.Status.REJECTED:
+            continue
+        bucket = "accepted" if item.status == Item.Status.ACCEPTED else "candidate"
+        item_valences = {e.valence for e in item.emotions.all()}
+        for lang, present in (("en", item.has_en), ("zh", item.has_zh)):
+            if not present:
+                continue
+            row["lang"][lang][bucket] += 1
+            if item.scenario_id:
+                row["domain"][(lang, item.scenario.domain.code)][bucket] += 1
+            for v in item_valences:
+                row["valence"][(lang, v)][bucket] += 1
+            row["difficulty"][(lang, item.difficulty or "none")][bucket] += 1
+    return {"dimensions": dims, "table": table, "domains": domains, "valences": valences, "difficulties": difficulties}
+
+
+def benchmark_texts(*, benchmark: Benchmark, lang: str) -> dict[str, str]:
+    """Return the current prose of every non-rejected item of a benchmark in one language, by uid."""
+    items = (
+        Item.objects.filter(benchmark=benchmark).exclude(status=Item.Status.REJECTED).select_related("current_revision")
+    )
+    return {i.uid: prose_text((i.current_revision.content if i.current_revision else {}).get(lang)) for i in items}

@@ -25,6 +25,7 @@ from annotation.models import (
     Dimension,
     EmotionCategory,
     Item,
+    ItemDraft,
     ItemRevision,
     Scenario,
     ScenarioDomain,
@@ -301,6 +302,23 @@ def item_set_status(*, item: Item, status: str, user: AbstractBaseUser | None) -
     item.full_clean()
     item.save(update_fields=["status", "updated_by", "updated_at"])
     return item
+
+
+@transaction.atomic
+def item_draft_save(*, item: Item, user: AbstractBaseUser, data: dict, base_revision: int | None) -> ItemDraft:
+    """Autosave the editor's unsaved input for this user (replacing their previous draft of the item)."""
+    size = len(json.dumps(data, ensure_ascii=False))
+    if size > 20 * settings.ITEM_MAX_TEXT_CHARS:
+        raise ValidationError(_("The draft is too large to autosave."))
+    draft, _created = ItemDraft.objects.update_or_create(
+        item=item, user=user, defaults={"data": data, "base_revision": base_revision}
+    )
+    return draft
+
+
+def item_draft_discard(*, item: Item, user: AbstractBaseUser) -> None:
+    """Forget the user's autosaved draft of the item."""
+    ItemDraft.objects.filter(item=item, user=user).delete()
 
 
 # --- import ---------------------------------------------------------------------------------------------

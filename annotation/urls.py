@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import release_views, screening_views, views
+from annotation import coverage_views, release_views, screening_views, views
 
 app_name = "annotation"
 
@@ -9,9 +9,12 @@ urlpatterns = [
     path("items/new/", views.item_create, name="item-create"),
     path("items/export.jsonl", views.item_export, name="item-export"),
     path("items/import/", views.item_import, name="item-import"),
+    path("items/near-duplicates/", coverage_views.near_duplicate_clusters, name="near-duplicates"),
+    path("coverage/", coverage_views.coverage, name="coverage"),
     path("items/<str:uid>/", views.item_detail, name="item-detail"),
     path("items/<str:uid>/edit/", views.item_edit, name="item-edit"),
     path("items/<str:uid>/history/", views.item_history, name="item-history"),
+    path("items/<str:uid>/autosave/", views.item_autosave, name="item-autosave"),
     path("taxonomy/", views.taxonomy, name="taxonomy"),
     path("schema/item.json", views.item_schema, name="item-schema"),
     path("screening/", screening_views.round_list, name="round-list"),

@@ -3,12 +3,13 @@
 import re
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -21,7 +22,8 @@ from annotation.content import LANGUAGES
 from annotation.diff import diff_versions, flatten_version
 from annotation.forms import ItemCreateForm, ItemFilterForm, ItemMetaForm, content_from_post, editor_rows
 from annotation.interchange import SCHEMA_PATH, dump_jsonl
-from annotation.models import Benchmark, Item, ItemRevision
+from annotation.models import Benchmark, Item, ItemDraft, ItemRevision
+from annotation.similarity import nearest
 
 PAGE_SIZE = 25
 
@@ -169,11 +171,20 @@ def item_detail(request: HttpRequest, uid: str) -> HttpResponse:
     except Item.DoesNotExist as exc:
         raise Http404(_("No item with uid %(uid)s.") % {"uid": uid}) from exc
     revision = item.current_revision
+    similar = []
+    for lang in LANGUAGES:
+        texts = selectors.benchmark_texts(benchmark=item.benchmark, lang=lang)
+        for uid, score in nearest(texts, item.uid, k=3):
+            similar.append(
+                {"lang": lang, "uid": uid, "score": score, "warn": score >= settings.NEAR_DUPLICATE_THRESHOLD}
+            )
     return render(
         request,
         "annotation/item_detail.html",
         {
             "item": item,
+            "similar": similar,
+            "duplicate_warning": any(s["warn"] for s in similar),
             "revision": revision,
             "languages": _languages_context(item, revision),
             "parity_issues": parity_messages(revision.parity_issues) if revision else [],
@@ -234,6 +245,7 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
             except ValidationError as exc:
                 context = _editor_context(item, meta, state.content, error=" ".join(exc.messages))
                 return render(request, "annotation/item_edit.html", context, status=400)
+            services.item_draft_discard(item=item, user=request.user)
             if new is None:
                 messages.info(request, _("Nothing changed, so no revision was saved."))
                 return redirect("annotation:item-detail", uid=item.uid)
@@ -242,6 +254,19 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
             return redirect(f"{url}?a={new.number - 1}&b={new.number}")
         context = _editor_context(item, meta, content_from_post(item.kind, request.POST))
         return render(request, "annotation/item_edit.html", context, status=400)
+    draft = ItemDraft.objects.filter(item=item, user=request.user).first()
+    if draft is not None and request.GET.get("draft") != "discard":
+        data = QueryDict(mutable=True)
+        for key, values in draft.data.items():
+            data.setlist(key, values)
+        meta = ItemMetaForm(data, benchmark=item.benchmark)
+        meta.is_valid()
+        context = _editor_context(item, meta, content_from_post(item.kind, data))
+        context["draft"] = draft
+        context["stale_draft"] = revision is not None and draft.base_revision != revision.number
+        return render(request, "annotation/item_edit.html", context)
+    if draft is not None:
+        services.item_draft_discard(item=item, user=request.user)
     attrs = revision.attributes if revision else {}
     meta = ItemMetaForm(
         initial={
@@ -257,6 +282,19 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
     return render(
         request, "annotation/item_edit.html", _editor_context(item, meta, revision.content if revision else {})
     )
+
+
+@permission_required("annotation.change_item", raise_exception=True)
+@require_POST
+def item_autosave(request: HttpRequest, uid: str) -> HttpResponse:
+    item = get_object_or_404(Item, uid=uid)
+    data = {key: request.POST.getlist(key) for key in request.POST if key != "csrfmiddlewaretoken"}
+    try:
+        base = int(request.POST.get("base_revision") or 0) or None
+        services.item_draft_save(item=item, user=request.user, data=data, base_revision=base)
+    except (ValidationError, ValueError) as exc:
+        return HttpResponse(" ".join(getattr(exc, "messages", [str(exc)])), status=400)
+    return HttpResponse(_("Draft autosaved at %(time)s") % {"time": timezone.localtime().strftime("%H:%M:%S")})
 
 
 @permission_required("annotation.add_item", raise_exception=True)
