@@ -428,7 +428,14 @@ class ReleaseItem(models.Model):
             raise ValidationError({"revision": _("The pinned revision belongs to another item.")})
 
 
-from annotation.screening_models import (  # noqa: E402  (models of this app that live in their own module)
+from annotation.comparison_models import (  # noqa: E402  (models of this app that live in their own modules)
+    Comparison,
+    ComparisonSet,
+    ExpertLabel,
+    LabelAssignment,
+    ModelResponse,
+)
+from annotation.screening_models import (  # noqa: E402
     Criterion,
     ItemDraft,
     Review,
@@ -438,6 +445,11 @@ from annotation.screening_models import (  # noqa: E402  (models of this app tha
 )
 
 __all__ = [
+    "Comparison",
+    "ComparisonSet",
+    "ExpertLabel",
+    "LabelAssignment",
+    "ModelResponse",
     "Benchmark",
     "CrisisLevel",
     "Criterion",

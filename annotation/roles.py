@@ -18,11 +18,20 @@ ROLE_LABELS = {
 
 _READ = ["annotation.view_item", "annotation.view_itemrevision", "annotation.view_benchmark"]
 _AUTHOR = ["annotation.add_item", "annotation.change_item", "annotation.review_item"]
-_LEAD = ["annotation.adjudicate_item", "annotation.manage_round"]
-_RESEARCH = ["calibration.run_judge", "evaluation.run_evaluation"]
+_LEAD = ["annotation.adjudicate_item", "annotation.manage_round", "annotation.manage_comparisons"]
+_RESEARCH = [
+    "calibration.run_judge",
+    "evaluation.run_evaluation",
+    "llm.view_endpoint",
+    "llm.view_run",
+    "llm.view_llmcall",
+    "llm.run_llm",
+]
 _ADMIN = [
     "annotation.manage_release",
     "llm.manage_endpoint",
+    "llm.add_endpoint",
+    "llm.change_endpoint",
     "auth.view_user",
     "auth.add_user",
     "auth.change_user",
@@ -44,7 +53,7 @@ _ADMIN = [
 _RELEASE_ADMIN = ["annotation.view_release", "annotation.add_release", "annotation.change_release"]
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {
-    RESEARCHER: _READ + _RESEARCH,
+    RESEARCHER: _READ + _RESEARCH + ["annotation.manage_comparisons"],
     EXPERT: _READ + _AUTHOR,
     LEAD_EXPERT: _READ + _AUTHOR + _LEAD,
     ADMIN: _READ + _AUTHOR + _LEAD + _RESEARCH + _ADMIN + _RELEASE_ADMIN,

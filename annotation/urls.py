@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import coverage_views, release_views, screening_views, views
+from annotation import coverage_views, labelling_views, release_views, screening_views, views
 
 app_name = "annotation"
 
@@ -27,6 +27,11 @@ urlpatterns = [
         "screening/<int:pk>/review/<int:assignment>/autosave/", screening_views.review_autosave, name="review-autosave"
     ),
     path("screening/<int:pk>/adjudicate/<int:round_item>/", screening_views.adjudicate, name="adjudicate"),
+    path("labelling/", labelling_views.set_list, name="labelling-list"),
+    path("labelling/new/", labelling_views.set_create, name="labelling-create"),
+    path("labelling/responses/import/", labelling_views.responses_import, name="responses-import"),
+    path("labelling/<int:pk>/next/", labelling_views.label_next, name="label-next"),
+    path("labelling/<int:pk>/<int:assignment>/", labelling_views.label, name="label"),
     path("releases/", release_views.release_list, name="release-list"),
     path("releases/new/", release_views.release_create, name="release-create"),
     path("releases/<slug:slug>/compare/", release_views.release_compare, name="release-compare"),

@@ -78,7 +78,37 @@
     });
   }
 
+  // Pairwise labelling: arrows pick a side, T a tie, digits the margin, Enter submits.
+  function setupLabel(form) {
+    function pick(id) {
+      const input = document.getElementById(id);
+      if (input) { input.checked = true; input.dispatchEvent(new Event("change", { bubbles: true })); }
+    }
+    function syncMargins() {
+      const tie = document.getElementById("winner-tie").checked;
+      form.querySelectorAll("input[name=margin]").forEach((m) => { m.disabled = tie; if (tie) m.checked = false; });
+    }
+    form.addEventListener("change", syncMargins);
+    document.addEventListener("keydown", (event) => {
+      if (typing(event) || event.ctrlKey || event.metaKey || event.altKey) {
+        if (event.key === "Escape") event.target.blur();
+        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); }
+        return;
+      }
+      const key = event.key.toLowerCase();
+      if (event.key === "ArrowLeft") { event.preventDefault(); pick("winner-left"); }
+      else if (event.key === "ArrowRight") { event.preventDefault(); pick("winner-right"); }
+      else if (key === "t") { event.preventDefault(); pick("winner-tie"); }
+      else if ("12345".includes(key) && key.length === 1) { event.preventDefault(); pick(`margin-${key}`); }
+      else if (key === "r") { event.preventDefault(); document.getElementById("rationale").focus(); }
+      else if (event.key === "Enter") { event.preventDefault(); form.requestSubmit(); }
+    });
+    syncMargins();
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
+    const label = document.getElementById("label-form");
+    if (label) setupLabel(label);
     const review = document.getElementById("review-form");
     if (review) setupReview(review);
     const adjudication = document.getElementById("adjudication-form");
