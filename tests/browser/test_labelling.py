@@ -1,0 +1,43 @@
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation import comparisons
+from annotation.models import Benchmark, ExpertLabel, LabelAssignment
+from tests.browser.test_item_edit import sign_in
+from tests.factories import make_item
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_expert_labels_two_comparisons_with_the_keyboard(page, live_server, taxonomy, lead, expert):
+    item = make_item(uid="lab-1", kind="open_prompt", dimension="emotion_matching", user=lead, status="accepted")
+    rows = [
+        {"item": item.uid, "language": "en", "model": name, "text": f"Reply {n}: I'm sorry it hurts so much."}
+        for n, name in enumerate(["m1", "m2", "m3"])
+    ]
+    comparisons.responses_import(data="".join(json.dumps(r) + "\n" for r in rows).encode(), user=lead)
+    cs = comparisons.comparison_set_build(
+        name="kbd", benchmark=Benchmark.objects.get(slug="facet"), experts=[expert], user=lead, languages=("en",)
+    )
+    sign_in(page, live_server, expert)
+    page.goto(f"{live_server.url}/labelling/{cs.pk}/next/")
+    expect(page.locator("#progress-text")).to_have_text("0 / 3")
+    first = LabelAssignment.objects.get(pk=int(page.url.rstrip("/").rsplit("/", 1)[1]))
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("3")
+    page.keyboard.press("r")
+    page.keyboard.type("Names the feeling.")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    expect(page.locator("#progress-text")).to_have_text("1 / 3")
+    page.keyboard.press("t")
+    expect(page.locator("#margin-1")).to_be_disabled()
+    page.keyboard.press("Enter")
+    expect(page.locator("#progress-text")).to_have_text("2 / 3")
+
+    label = ExpertLabel.objects.get(assignment=first)
+    assert label.score == (3 if first.shown_order == "AB" else -3)
+    assert label.rationale == "Names the feeling." and label.seconds_spent is not None
+    assert ExpertLabel.objects.filter(score=0).count() == 1
