@@ -29,7 +29,7 @@ lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 
 bench: $(VENV)/.installed
-	$(PY) scripts/bench.py
+	$(PY) scripts/bench.py $(BENCH_ARGS)
 
 messages: $(VENV)/.installed
 	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --no-obsolete

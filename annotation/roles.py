@@ -17,7 +17,7 @@ ROLE_LABELS = {
 }
 
 _READ = ["annotation.view_item", "annotation.view_itemrevision", "annotation.view_benchmark"]
-_AUTHOR = ["annotation.add_item", "annotation.change_item", "annotation.review_item"]
+_AUTHOR = ["annotation.add_item", "annotation.change_item", "annotation.review_item", "calibration.author_judge_prompt"]
 _LEAD = ["annotation.adjudicate_item", "annotation.manage_round", "annotation.manage_comparisons"]
 _RESEARCH = [
     "calibration.run_judge",

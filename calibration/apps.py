@@ -5,3 +5,6 @@ from django.utils.translation import gettext_lazy as _
 class CalibrationConfig(AppConfig):
     name = "calibration"
     verbose_name = _("Judge calibration")
+
+    def ready(self) -> None:
+        from calibration import parsers  # noqa: F401  (registers the verdict parser)

@@ -188,3 +188,19 @@ LOGGING = {
 }
 
 # --- LLM endpoints and background runs (llm app) ---------------------------------------------------------
+
+# How a run is split and leased: a worker holds a chunk for LLM_LEASE_SECONDS and renews it while alive, so a
+# killed worker's chunk is taken over by another once the lease expires.
+LLM_CHUNK_SIZE = int(os.environ.get("LLM_CHUNK_SIZE", "50"))
+LLM_LEASE_SECONDS = float(os.environ.get("LLM_LEASE_SECONDS", "60"))
+LLM_TASKS_PER_RUN = int(os.environ.get("LLM_TASKS_PER_RUN", "4"))
+LLM_FLUSH_SECONDS = float(os.environ.get("LLM_FLUSH_SECONDS", "0.25"))
+LLM_RETRY_BACKOFF_SECONDS = float(os.environ.get("LLM_RETRY_BACKOFF_SECONDS", "0.5"))
+LLM_RETRY_BACKOFF_MAX_SECONDS = float(os.environ.get("LLM_RETRY_BACKOFF_MAX_SECONDS", "30"))
+LLM_MAX_PARSE_RETRIES = int(os.environ.get("LLM_MAX_PARSE_RETRIES", "2"))
+LLM_RUN_MAX_PROMPTS = int(os.environ.get("LLM_RUN_MAX_PROMPTS", "200000"))
+LLM_SIMULATOR_URL = os.environ.get("LLM_SIMULATOR_URL", "http://127.0.0.1:8765/v1")
+# One log line per HTTP request would drown the worker's log; errors are recorded on the calls instead.
+LOGGING.setdefault("loggers", {}).update(
+    {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore", "openai")}
+)

@@ -13,3 +13,15 @@ CSRF_COOKIE_SECURE = False
 
 # Argon2 as in production, with cheap parameters so that creating users in tests is fast.
 PASSWORD_HASHERS = ["config.test_hashers.FastArgon2PasswordHasher"]
+
+# Worker processes started by the llm tests (manage.py db_worker) must reach the test database, so on SQLite it
+# lives in a file (one per test session) rather than in memory.
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    import tempfile
+    from pathlib import Path
+
+    DATABASES["default"].setdefault("TEST", {})["NAME"] = str(  # noqa: F405
+        Path(tempfile.gettempdir()) / f"eistudio-test-{os.getpid()}.sqlite3"
+    )
+    # A file costs an fsync per commit; the test database is thrown away, so skip that.
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA synchronous=OFF"  # noqa: F405

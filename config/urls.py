@@ -29,6 +29,7 @@ urlpatterns = [
     path("language/", views.set_language, name="set-language"),
     path("", include("annotation.urls")),
     path("llm/", include("llm.urls")),
+    path("calibration/", include("calibration.urls")),
     path("admin/", admin.site.urls),
     path("api/llm/", include("llm.api_urls")),
     path("api/", include(router.urls)),

@@ -1,26 +1,45 @@
 #!/usr/bin/env bash
-# Start EI Studio locally on SQLite with demo data: `make run` calls this. Ctrl-C stops everything it started.
+# Start EI Studio locally on SQLite with demo data, the LLM simulator and a background worker: `make run` calls
+# this. Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 PORT=${PORT:-8000}
+SIM_PORT=${SIM_PORT:-8765}
 export DEBUG=${DEBUG:-1}
+export LLM_SIMULATOR_URL=${LLM_SIMULATOR_URL:-http://127.0.0.1:$SIM_PORT/v1}
 
 "$PY" manage.py migrate --noinput >/dev/null
 "$PY" manage.py seed_demo
+"$PY" manage.py llm_register_simulator --base-url "$LLM_SIMULATOR_URL"
 
 pids=()
 cleanup() {
   trap - INT TERM EXIT
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # The worker finishes the requests it has in flight; whatever is still running after 5 s is killed
+  # (runs survive that: leases expire and idempotency keys prevent paying twice).
+  for _ in $(seq 50); do
+    alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
 trap cleanup INT TERM EXIT
 
 "$PY" manage.py runserver "127.0.0.1:$PORT" --noreload &
 pids+=($!)
+"$PY" manage.py llm_simulator --port "$SIM_PORT" &
+pids+=($!)
+"$PY" manage.py db_worker --no-reload --skip-checks --interval 0.2 &
+pids+=($!)
 
 echo
 echo "EI Studio is running at http://127.0.0.1:$PORT/  (Ctrl-C stops it)"
 echo "Demo logins (password demo-pass-2026): admin, lead, expert, researcher"
+echo "LLM simulator at $LLM_SIMULATOR_URL (no API key needed); background worker running."
+echo "Try: $PY manage.py llm_run_start llm/fixtures/demo_prompts.jsonl --endpoint 'Simulator · MCQ 70%' --parser mcq_letter --follow"
 wait -n "${pids[@]}"

@@ -1,0 +1,244 @@
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from calibration import agreement
+from calibration.agreement import AgreementReport, Estimate
+
+COLUMNS = ("unit", "rater", "value")
+LABEL_WIDTH = 42
+
+
+@dataclass(frozen=True)
+class LabelTable:
+    """A label table read from CSV, with the names of its units, raters and (for word labels) categories."""
+
+    values: np.ndarray
+    units: list[str]
+    raters: list[str]
+    category_names: list[str] | None
+
+
+@dataclass(frozen=True)
+class _Rating:
+    line: int
+    unit: str
+    rater: str
+    value: str
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as exc:
+        raise CommandError(f"{path}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{path}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
+
+
+def _read_ratings(path: Path) -> list[_Rating]:
+    text = _read_text(path)
+    if not text.strip():
+        raise CommandError(f"{path} is empty: expected a header line 'unit,rater,value' and one row per rating")
+    reader = csv.reader(io.StringIO(text))
+    header = next((row for row in reader if any(cell.strip() for cell in row)), None)
+    if header is None:
+        raise CommandError(f"{path} has no header: expected a line 'unit,rater,value'")
+    names = [cell.strip().lower() for cell in header]
+    for name in COLUMNS:
+        if names.count(name) > 1:
+            raise CommandError(f"line {reader.line_num}: the header names the column {name!r} twice")
+    missing = [name for name in COLUMNS if name not in names]
+    if missing:
+        raise CommandError(
+            f"line {reader.line_num}: the header must name the columns unit, rater and value; "
+            f"missing: {', '.join(missing)} (found: {', '.join(header)})"
+        )
+    positions = [names.index(name) for name in COLUMNS]
+    ratings: list[_Rating] = []
+    seen: dict[tuple[str, str], int] = {}
+    for row in reader:
+        if not any(cell.strip() for cell in row):
+            continue
+        line = reader.line_num
+        if len(row) != len(header):
+            raise CommandError(f"line {line}: expected {len(header)} fields as in the header, found {len(row)}")
+        unit, rater, value = (row[position].strip() for position in positions)
+        for name, cell in zip(COLUMNS, (unit, rater, value), strict=True):
+            if not cell:
+                hint = " (leave the row out for a missing rating)" if name == "value" else ""
+                raise CommandError(f"line {line}: empty {name}{hint}")
+        if (unit, rater) in seen:
+            raise CommandError(f"line {line}: rater {rater!r} already rated unit {unit!r} on line {seen[unit, rater]}")
+        seen[unit, rater] = line
+        ratings.append(_Rating(line, unit, rater, value))
+    if not ratings:
+        raise CommandError(f"{path} has a header but no ratings")
+    return ratings
+
+
+def _number(text: str) -> float | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _numeric_values(ratings: list[_Rating], *, level: str, signed: bool) -> list[float] | None:
+    numbers = [_number(rating.value) for rating in ratings]
+    for rating, number in zip(ratings, numbers, strict=True):
+        if signed and (number is None or number != round(number) or abs(number) > agreement.SCALE_MAX):
+            raise CommandError(
+                f"line {rating.line}: value {rating.value!r} is not a signed score: --signed needs whole numbers "
+                f"from -{agreement.SCALE_MAX} to {agreement.SCALE_MAX}"
+            )
+        if number is None and level != "nominal":
+            raise CommandError(
+                f"line {rating.line}: value {rating.value!r} is not a finite number (level {level} needs numbers)"
+            )
+    if any(number is None for number in numbers):
+        return None
+    return [float(number) for number in numbers if number is not None]
+
+
+def read_label_table(path: Path, *, level: str, signed: bool) -> LabelTable:
+    """Read rows unit,rater,value into a units x raters table; raise CommandError naming the faulty line.
+
+    Values must be numbers for the ordinal and interval levels; nominal labels may be words, which are coded
+    0, 1, ... in sorted order.
+    """
+    ratings = _read_ratings(path)
+    numbers = _numeric_values(ratings, level=level, signed=signed)
+    category_names = None
+    if numbers is None:
+        category_names = sorted({rating.value for rating in ratings})
+        codes = {name: float(code) for code, name in enumerate(category_names)}
+        numbers = [codes[rating.value] for rating in ratings]
+    units = list(dict.fromkeys(rating.unit for rating in ratings))
+    raters = list(dict.fromkeys(rating.rater for rating in ratings))
+    unit_index = {unit: i for i, unit in enumerate(units)}
+    rater_index = {rater: j for j, rater in enumerate(raters)}
+    values = np.full((len(units), len(raters)), np.nan)
+    for rating, number in zip(ratings, numbers, strict=True):
+        values[unit_index[rating.unit], rater_index[rating.rater]] = number
+    return LabelTable(values, units, raters, category_names)
+
+
+def _format_estimate(estimate: Estimate) -> str:
+    if estimate.value is None:
+        return f"undefined: {estimate.undefined_reason}"
+    if estimate.ci_low is None or estimate.ci_high is None:
+        interval = "[no interval]"
+    else:
+        interval = f"[{estimate.ci_low:.3f}, {estimate.ci_high:.3f}]"
+    text = f"{estimate.value:.3f}  {interval}  n={estimate.n_units}"
+    if estimate.n_boot_defined < estimate.n_boot:
+        text += f"  ({estimate.n_boot_defined} of {estimate.n_boot} resamples defined)"
+    return text
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+class Command(BaseCommand):
+    help = (
+        "Print the agreement coefficients of a label table, with percentile bootstrap intervals. PATH is a CSV "
+        "file with a header and rows unit,rater,value; a missing rating is an absent row."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", type=Path, help="CSV file with columns unit, rater, value")
+        parser.add_argument(
+            "--level",
+            default="nominal",
+            choices=["nominal", "ordinal", "interval"],
+            help="level of measurement of the values (default: nominal)",
+        )
+        parser.add_argument(
+            "--signed",
+            action="store_true",
+            help="values are signed pairwise scores -5..+5 (0: tie): add alpha on the winner and "
+            "percent agreement without ties; nominal coefficients use the winner",
+        )
+        parser.add_argument("--json", action="store_true", help="print the report as JSON")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
+        parser.add_argument(
+            "--bootstrap",
+            type=int,
+            default=agreement.DEFAULT_RESAMPLES,
+            metavar="N",
+            help=f"bootstrap resamples of units (default: {agreement.DEFAULT_RESAMPLES}; 0: none)",
+        )
+
+    def handle(self, *args: object, **options: object) -> None:
+        path: Path = options["path"]
+        level: str = options["level"]
+        if options["bootstrap"] < 0:
+            raise CommandError(f"--bootstrap must be 0 or more, got {options['bootstrap']}")
+        labels = read_label_table(path, level=level, signed=options["signed"])
+        report = agreement.agreement_report(
+            labels.values,
+            level,
+            raters=labels.raters,
+            signed=options["signed"],
+            seed=options["seed"],
+            n_boot=options["bootstrap"],
+        )
+        if options["json"]:
+            body = {"path": str(path), "units": labels.units, "category_names": labels.category_names}
+            body.update(report.as_dict())
+            self.stdout.write(json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False))
+            return
+        self._write_text(path, labels, report)
+
+    def _write_text(self, path: Path, labels: LabelTable, report: AgreementReport) -> None:
+        counts = ", ".join(
+            _plural(count, noun)
+            for count, noun in ((report.n_units, "unit"), (len(report.raters), "rater"), (report.n_ratings, "rating"))
+        )
+        self.stdout.write(f"{path}: {counts}; level {report.level}{', signed scores' if report.signed else ''}")
+        self.stdout.write(f"Raters: {', '.join(report.raters)}")
+        if labels.category_names is not None:
+            self.stdout.write(f"Categories: {', '.join(labels.category_names)}")
+        if report.n_boot:
+            self.stdout.write(
+                f"Intervals: {report.confidence:.0%} percentile bootstrap over units, {report.n_boot} resamples, "
+                f"seed {report.seed}"
+            )
+        else:
+            self.stdout.write("Intervals: none (--bootstrap 0)")
+        if report.undefined_reason:
+            self.stdout.write(self.style.WARNING(f"Agreement is undefined: {report.undefined_reason}."))
+        self.stdout.write("")
+        winner = " (winner)" if report.signed else ""
+        self._line(f"Krippendorff's alpha ({report.level})", report.alpha)
+        if report.alpha_winner is not None:
+            self._line("Krippendorff's alpha (nominal, winner)", report.alpha_winner)
+        self._line(f"Fleiss' kappa{winner}", report.fleiss_kappa)
+        for pair in report.pairs:
+            self.stdout.write("")
+            self.stdout.write(f"{pair.rater_a} vs {pair.rater_b}")
+            rows = [
+                (f"Cohen's kappa{winner}", pair.cohen_kappa),
+                ("Cohen's kappa, linear weights", pair.cohen_kappa_linear),
+                ("Cohen's kappa, quadratic weights", pair.cohen_kappa_quadratic),
+                (f"percent agreement{winner}", pair.percent_agreement),
+                (f"percent agreement without ties{winner}", pair.percent_agreement_without_ties),
+                ("Spearman's rho", pair.spearman),
+            ]
+            for label, estimate in rows:
+                if estimate is not None:
+                    self._line(f"  {label}", estimate)
+
+    def _line(self, label: str, estimate: Estimate) -> None:
+        self.stdout.write(f"{label:<{LABEL_WIDTH}}{_format_estimate(estimate)}")

@@ -1,0 +1,180 @@
+"""Judge prompts, judges, calibration runs, judge verdicts and the selection of the primary judge."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+
+class JudgePrompt(models.Model):
+    """The expert-authored instructions for judging one subjective dimension; editing makes a new version."""
+
+    dimension = models.ForeignKey("annotation.Dimension", on_delete=models.PROTECT, related_name="judge_prompts")
+    version = models.PositiveIntegerField(_("version"))
+    criteria = models.TextField(_("criteria, in priority order"))
+    few_shot = models.JSONField(
+        _("few-shot pairs"),
+        default=list,
+        blank=True,
+        help_text=_('A list of {"user": ..., "exemplary": ..., "poor": ..., "why": ...} examples.'),
+    )
+    analysis_steps = models.TextField(_("required analysis before the verdict"))
+    length_penalty = models.TextField(_("length penalty instruction"))
+    notes = models.TextField(_("version notes"), blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["dimension__position", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["dimension", "version"], name="judge_prompt_version_unique"),
+        ]
+        permissions = [("author_judge_prompt", "Can write judge prompts")]
+        verbose_name = _("judge prompt")
+        verbose_name_plural = _("judge prompts")
+
+    def __str__(self) -> str:
+        return f"{self.dimension.code} v{self.version}"
+
+
+class PromptSet(models.Model):
+    """One prompt version per subjective dimension, used together by a judge."""
+
+    name = models.CharField(_("name"), max_length=100)
+    version = models.PositiveIntegerField(_("version"))
+    prompts = models.ManyToManyField(JudgePrompt, related_name="prompt_sets")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "-version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="prompt_set_version_unique")]
+        verbose_name = _("prompt set")
+        verbose_name_plural = _("prompt sets")
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class Judge(models.Model):
+    """A candidate judge: an endpoint plus a prompt set version."""
+
+    name = models.CharField(_("name"), max_length=100, unique=True)
+    endpoint = models.ForeignKey("llm.Endpoint", on_delete=models.PROTECT, related_name="judges")
+    prompt_set = models.ForeignKey(PromptSet, on_delete=models.PROTECT, related_name="judges")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["endpoint", "prompt_set"], name="judge_unique")]
+        permissions = [("run_judge", "Can run and inspect judge calibration")]
+        verbose_name = _("judge")
+        verbose_name_plural = _("judges")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CombineRule(models.TextChoices):
+    FACET_TIE = "facet_tie", _("FACET: keep consistent pairs; an inconsistent pair counts as a tie")
+    FACET_DROP = "facet_drop", _("FACET: keep consistent pairs; drop inconsistent pairs")
+    SUMMED = "summed", _("Summed margins of both orders")
+
+
+class CalibrationRun(models.Model):
+    """Every candidate judge asked about every comparison of a set, in both orders."""
+
+    name = models.CharField(_("name"), max_length=200)
+    comparison_set = models.ForeignKey(
+        "annotation.ComparisonSet", on_delete=models.PROTECT, related_name="calibration_runs"
+    )
+    judges = models.ManyToManyField(Judge, through="CalibrationJudgeRun", related_name="calibration_runs")
+    combine_rule = models.CharField(_("order combination"), max_length=12, choices=CombineRule.choices)
+    seed = models.IntegerField(_("seed"), default=0)
+    bootstrap = models.PositiveIntegerField(_("bootstrap resamples"), default=1000)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    collected_at = models.DateTimeField(null=True, blank=True)
+    report = models.JSONField(_("report"), null=True, blank=True)
+    report_digest = models.CharField(_("report checksum"), max_length=64, blank=True)
+    reported_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("calibration run")
+        verbose_name_plural = _("calibration runs")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CalibrationJudgeRun(models.Model):
+    calibration_run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="judge_runs")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="judge_runs")
+    llm_run = models.ForeignKey("llm.Run", on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["calibration_run", "judge"], name="one_llm_run_per_judge")]
+
+    def __str__(self) -> str:
+        return f"{self.calibration_run} · {self.judge}"
+
+
+class JudgeVerdict(models.Model):
+    """A judge's verdict on one comparison in one order, with its raw output; scores are canonical (+ = A)."""
+
+    class Order(models.TextChoices):
+        AB = "AB", _("A first")
+        BA = "BA", _("B first")
+
+    calibration_run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="verdicts")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="verdicts")
+    comparison = models.ForeignKey("annotation.Comparison", on_delete=models.PROTECT, related_name="judge_verdicts")
+    order = models.CharField(max_length=2, choices=Order.choices)
+    call = models.ForeignKey("llm.LLMCall", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    raw_output = models.TextField(_("raw output"), blank=True)
+    parsed = models.BooleanField(_("parsed"), default=False)
+    error = models.TextField(_("error"), blank=True)
+    score = models.SmallIntegerField(_("canonical signed score"), null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["calibration_run", "judge", "comparison", "order"], name="one_verdict_per_order"
+            ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | (Q(score__gte=-5) & Q(score__lte=5)), name="verdict_score_in_range"
+            ),
+            models.CheckConstraint(condition=Q(parsed=False) | Q(score__isnull=False), name="parsed_verdict_has_score"),
+        ]
+        verbose_name = _("judge verdict")
+        verbose_name_plural = _("judge verdicts")
+
+    def __str__(self) -> str:
+        return f"{self.judge} {self.comparison_id} {self.order}: {self.score}"
+
+
+class JudgeSelection(models.Model):
+    """Who chose which judge as primary, why, on which calibration report. The latest selection is in force."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="selections")
+    calibration_run = models.ForeignKey(CalibrationRun, on_delete=models.PROTECT, related_name="selections")
+    reason = models.TextField(_("reason"))
+    selected_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    selected_at = models.DateTimeField(auto_now_add=True)
+    report_digest = models.CharField(_("report checksum"), max_length=64)
+
+    class Meta:
+        ordering = ["-selected_at"]
+        get_latest_by = "selected_at"
+        verbose_name = _("judge selection")
+        verbose_name_plural = _("judge selections")
+
+    def __str__(self) -> str:
+        return f"{self.judge} ({self.selected_at:%Y-%m-%d})"

@@ -1,0 +1,206 @@
+"""The calibration report: judges x strata (overall, per dimension, per language) against the experts.
+
+Built from plain arrays with ``calibration.agreement``; the result is JSON, stored with the run together with its
+SHA-256 so that a selection can name exactly the report it was made on.
+"""
+
+import hashlib
+import re
+
+import numpy as np
+
+from annotation.content import canonical_json
+from calibration import agreement as ag
+from calibration.models import CalibrationRun, CombineRule, Judge
+
+PRIMARY_LEVEL = "ordinal"
+
+
+def _length(text: str, language: str) -> int:
+    if language == "zh":
+        return len(re.sub(r"[\s\W_]", "", text))
+    return len(text.split())
+
+
+def _combine(rule: str, ab: float, ba: float) -> float:
+    if rule == CombineRule.SUMMED:
+        value = ag.combine_summed(ab, ba)
+    else:
+        value = ag.combine_facet(ab, ba, inconsistent="drop" if rule == CombineRule.FACET_DROP else "tie")
+    return np.nan if value is None else float(value)
+
+
+def _est(estimate: ag.Estimate | None) -> dict | None:
+    return None if estimate is None else estimate.as_dict()
+
+
+def _confusion(judge_scores: np.ndarray, majority: np.ndarray) -> list[list[int]]:
+    """Rows: expert majority (B, tie, A); columns: the judge's winner (B, tie, A)."""
+    matrix = np.zeros((3, 3), dtype=int)
+    for j, m in zip(np.sign(judge_scores), majority, strict=True):
+        if not (np.isnan(j) or np.isnan(m)):
+            matrix[int(m) + 1, int(j) + 1] += 1
+    return matrix.tolist()
+
+
+def stratum_report(
+    *,
+    experts: np.ndarray,
+    judges: dict[str, dict[str, np.ndarray]],
+    lengths: tuple[np.ndarray, np.ndarray],
+    rule: str,
+    seed: int,
+    n_boot: int,
+) -> dict:
+    """Compute every statistic for one stratum; ``experts`` is comparisons x experts (NaN where unlabelled)."""
+    boot = {"seed": seed, "n_boot": n_boot}
+    majority = ag.majority_winner(experts)
+    median = ag.median_score(experts, round_toward_tie=True)
+    winners = np.sign(experts)
+    baseline = {
+        "alpha_ordinal": _est(ag.krippendorff_alpha(experts, "ordinal", **boot)),
+        "alpha_interval": _est(ag.krippendorff_alpha(experts, "interval", **boot)),
+        "alpha_winner": _est(ag.krippendorff_alpha(winners, "nominal", **boot)),
+        "fleiss_kappa": _est(ag.fleiss_kappa(winners, **boot)),
+        "n_comparisons": int(experts.shape[0]),
+        "n_labels": int(np.sum(~np.isnan(experts))),
+    }
+    rows = {}
+    for name, data in judges.items():
+        ab, ba = data["ab"], data["ba"]
+        combined = np.array([_combine(rule, a, b) for a, b in zip(ab, ba, strict=True)])
+        attempted = int(np.sum(data["attempted"]))
+        failures = int(np.sum(np.isnan(ab)) + np.sum(np.isnan(ba))) if attempted else 0
+        rows[name] = {
+            "alpha_with_judge": _est(ag.alpha_with_judge(experts, combined, PRIMARY_LEVEL, **boot)),
+            "alpha_winner_with_judge": _est(ag.alpha_with_judge(winners, np.sign(combined), "nominal", **boot)),
+            "kappa_majority": _est(ag.cohen_kappa(np.sign(combined), majority, **boot)),
+            "kappa_linear_median": _est(
+                ag.cohen_kappa(combined, median, weights="linear", labels=ag.SIGNED_SCALE, **boot)
+            ),
+            "kappa_quadratic_median": _est(
+                ag.cohen_kappa(combined, median, weights="quadratic", labels=ag.SIGNED_SCALE, **boot)
+            ),
+            "agreement": _est(ag.percent_agreement(np.sign(combined), majority, **boot)),
+            "agreement_without_ties": _est(
+                ag.percent_agreement(np.sign(combined), majority, exclude_ties=True, **boot)
+            ),
+            "spearman": _est(ag.spearman(combined, median, **boot)),
+            "position_bias": ag.position_bias(ab, ba, **boot).as_dict(),
+            "length_bias": _est(ag.length_bias(combined, lengths[0], lengths[1], **boot)),
+            "verdicts_attempted": 2 * attempted,
+            "parse_failures": failures,
+            "parse_failure_rate": failures / (2 * attempted) if attempted else None,
+            "dropped_pairs": int(np.sum(np.isnan(combined) & ~np.isnan(ab) & ~np.isnan(ba))),
+            "confusion_vs_majority": _confusion(combined, majority),
+        }
+    return {"baseline": baseline, "judges": rows}
+
+
+def suggest(overall: dict) -> dict:
+    """Suggest the primary judge by an explicit rule, with the reasoning spelled out.
+
+    Rule: among judges not significantly worse than the expert baseline (the upper bound of the interval of alpha
+    with the judge added reaches the experts' own alpha), choose the highest lower bound of that interval.
+    """
+    base = overall["baseline"]["alpha_ordinal"]["value"]
+    reasoning, eligible = [], []
+    if base is None:
+        reasoning.append(
+            f"The experts' own alpha is undefined: {overall['baseline']['alpha_ordinal']['undefined_reason']}"
+        )
+    for name, row in sorted(overall["judges"].items()):
+        estimate = row["alpha_with_judge"]
+        if estimate["value"] is None:
+            reasoning.append(f"{name}: alpha with the judge is undefined ({estimate['undefined_reason']}).")
+            continue
+        low, high = estimate["ci_low"], estimate["ci_high"]
+        worse = base is not None and high is not None and high < base
+        reasoning.append(
+            f"{name}: alpha with judge {estimate['value']:.3f} [{_fmt(low)}, {_fmt(high)}] vs experts "
+            f"{_fmt(base)}: {'significantly worse, excluded' if worse else 'not significantly worse'}."
+        )
+        if not worse:
+            eligible.append((low if low is not None else -np.inf, name))
+    if not eligible:
+        return {"judge": None, "rule": suggest.__doc__.split("\n\n")[1].strip(), "reasoning": reasoning}
+    best = max(eligible)
+    reasoning.append(f"Highest lower bound: {best[1]} ({_fmt(best[0])}).")
+    return {"judge": best[1], "rule": suggest.__doc__.split("\n\n")[1].strip(), "reasoning": reasoning}
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None or not np.isfinite(value) else f"{value:.3f}"
+
+
+def build_report(run: CalibrationRun) -> dict:
+    """Assemble the report of a collected calibration run from its labels and verdicts."""
+    comparisons = list(
+        run.comparison_set.comparisons.select_related("dimension", "response_a", "response_b").order_by("id")
+    )
+    index = {c.pk: i for i, c in enumerate(comparisons)}
+    from annotation.models import ExpertLabel
+
+    labels = list(
+        ExpertLabel.objects.filter(assignment__comparison__comparison_set=run.comparison_set).select_related(
+            "assignment__expert"
+        )
+    )
+    expert_names = sorted({label.assignment.expert.get_username() for label in labels})
+    table = np.full((len(comparisons), len(expert_names)), np.nan)
+    for label in labels:
+        table[index[label.assignment.comparison_id], expert_names.index(label.assignment.expert.get_username())] = (
+            label.score
+        )
+    judges: list[Judge] = [jr.judge for jr in run.judge_runs.select_related("judge", "llm_run").order_by("judge__name")]
+    verdicts: dict[str, dict[str, np.ndarray]] = {}
+    for judge in judges:
+        ab, ba = np.full(len(comparisons), np.nan), np.full(len(comparisons), np.nan)
+        attempted = np.zeros(len(comparisons), dtype=bool)
+        for v in run.verdicts.filter(judge=judge):
+            i = index[v.comparison_id]
+            attempted[i] = True
+            if v.parsed:
+                (ab if v.order == "AB" else ba)[i] = v.score
+        verdicts[judge.name] = {"ab": ab, "ba": ba, "attempted": attempted}
+    lengths = (
+        np.array([_length(c.response_a.text, c.language) for c in comparisons], dtype=float),
+        np.array([_length(c.response_b.text, c.language) for c in comparisons], dtype=float),
+    )
+    strata = [("overall", "overall", np.ones(len(comparisons), dtype=bool))]
+    for code in sorted({c.dimension.code for c in comparisons}):
+        strata.append((f"dimension:{code}", code, np.array([c.dimension.code == code for c in comparisons])))
+    for lang in sorted({c.language for c in comparisons}):
+        strata.append((f"language:{lang}", lang, np.array([c.language == lang for c in comparisons])))
+    report_strata = []
+    for key, label, mask in strata:
+        if not mask.any():
+            continue
+        data = stratum_report(
+            experts=table[mask],
+            judges={n: {k: v[mask] for k, v in d.items()} for n, d in verdicts.items()},
+            lengths=(lengths[0][mask], lengths[1][mask]),
+            rule=run.combine_rule,
+            seed=run.seed,
+            n_boot=run.bootstrap,
+        )
+        report_strata.append({"key": key, "label": label, **data})
+    costs = {jr.judge.name: str(jr.llm_run.spent) for jr in run.judge_runs.select_related("judge", "llm_run")}
+    return {
+        "run": run.name,
+        "comparison_set": run.comparison_set.name,
+        "combine_rule": run.combine_rule,
+        "level": PRIMARY_LEVEL,
+        "seed": run.seed,
+        "n_boot": run.bootstrap,
+        "experts": expert_names,
+        "judges": [j.name for j in judges],
+        "costs": costs,
+        "strata": report_strata,
+        "suggestion": suggest(report_strata[0]) if report_strata else {"judge": None, "reasoning": []},
+    }
+
+
+def report_digest(report: dict) -> str:
+    """Return the SHA-256 of the report's canonical JSON."""
+    return hashlib.sha256(canonical_json(report).encode("utf-8")).hexdigest()

@@ -1,0 +1,319 @@
+"""Every write of the calibration app: judge prompts, prompt sets, judges, calibration runs, selection."""
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation.comparisons import set_model_names
+from annotation.models import Benchmark, ComparisonSet, Dimension
+from annotation.pairwise import anonymise
+from calibration import prompts
+from calibration.models import (
+    CalibrationJudgeRun,
+    CalibrationRun,
+    CombineRule,
+    Judge,
+    JudgePrompt,
+    JudgeSelection,
+    JudgeVerdict,
+    PromptSet,
+)
+from llm import services as llm_services
+from llm.models import Endpoint, Run, RunItem
+
+VERDICT_PARSER = "calibration.verdict"
+
+
+@transaction.atomic
+def judge_prompt_create(
+    *,
+    dimension: Dimension,
+    criteria: str,
+    analysis_steps: str,
+    length_penalty: str,
+    user: AbstractBaseUser | None,
+    few_shot: list[dict] | None = None,
+    notes: str = "",
+) -> JudgePrompt:
+    """Save a new version of the judge prompt for a subjective dimension."""
+    if not dimension.subjective:
+        raise ValidationError(_("Judge prompts are for subjective dimensions; %(dim)s is not.") % {"dim": dimension})
+    few_shot = few_shot or []
+    if not isinstance(few_shot, list) or not all(
+        isinstance(e, dict) and {"exemplary", "poor"} <= set(e) for e in few_shot
+    ):
+        raise ValidationError(_('Few-shot examples must be a list of objects with "exemplary" and "poor" replies.'))
+    latest = JudgePrompt.objects.filter(dimension=dimension).order_by("-version").first()
+    prompt = JudgePrompt(
+        dimension=dimension,
+        version=(latest.version + 1) if latest else 1,
+        criteria=criteria.strip(),
+        analysis_steps=analysis_steps.strip(),
+        length_penalty=length_penalty.strip(),
+        few_shot=few_shot,
+        notes=notes,
+        created_by=user,
+    )
+    prompt.full_clean()
+    prompt.save()
+    return prompt
+
+
+@transaction.atomic
+def prompt_set_create(*, name: str, judge_prompts: list[JudgePrompt], user: AbstractBaseUser | None) -> PromptSet:
+    """Bundle one prompt version per dimension as the next version of the named prompt set."""
+    dims = [p.dimension_id for p in judge_prompts]
+    if len(dims) != len(set(dims)):
+        raise ValidationError(_("A prompt set holds one prompt per dimension."))
+    if not judge_prompts:
+        raise ValidationError(_("Choose at least one judge prompt."))
+    latest = PromptSet.objects.filter(name=name).order_by("-version").first()
+    prompt_set = PromptSet(name=name, version=(latest.version + 1) if latest else 1, created_by=user)
+    prompt_set.full_clean()
+    prompt_set.save()
+    prompt_set.prompts.set(judge_prompts)
+    return prompt_set
+
+
+@transaction.atomic
+def judge_create(*, name: str, endpoint: Endpoint, prompt_set: PromptSet) -> Judge:
+    """Register a candidate judge (an endpoint with a prompt set version)."""
+    judge = Judge(name=name, endpoint=endpoint, prompt_set=prompt_set)
+    judge.full_clean()
+    judge.save()
+    return judge
+
+
+def judge_prompts_load_defaults(*, benchmark: Benchmark, user: AbstractBaseUser | None = None) -> PromptSet:
+    """Create version 1 of the default judge prompts (fixtures/judge_prompts.json) and a 'default' prompt set."""
+    data = json.loads((Path(settings.BASE_DIR) / "fixtures" / "judge_prompts.json").read_text(encoding="utf-8"))
+    existing = PromptSet.objects.filter(name=data["name"]).order_by("version").first()
+    if existing is not None:
+        return existing
+    created = []
+    for code, spec in data["dimensions"].items():
+        dimension = Dimension.objects.get(benchmark=benchmark, code=code)
+        created.append(
+            judge_prompt_create(
+                dimension=dimension,
+                criteria=spec["criteria"],
+                analysis_steps=data["analysis_steps"],
+                length_penalty=data["length_penalty"],
+                few_shot=spec.get("few_shot", []),
+                user=user,
+            )
+        )
+    return prompt_set_create(name=data["name"], judge_prompts=created, user=user)
+
+
+def judge_messages(*, prompt: JudgePrompt, content: dict, first: str, second: str) -> list[dict]:
+    """Return the chat messages asking a judge to compare two (already anonymised) responses."""
+    dimension = prompt.dimension
+    return [
+        {
+            "role": "system",
+            "content": prompts.system_message(
+                dimension_name=dimension.name_en,
+                definition=dimension.definition_en,
+                criteria=prompt.criteria,
+                analysis_steps=prompt.analysis_steps,
+                length_penalty=prompt.length_penalty,
+                few_shot=prompt.few_shot,
+            ),
+        },
+        {
+            "role": "user",
+            "content": prompts.user_message(
+                context=content.get("context", ""), prompt=content.get("prompt", ""), first=first, second=second
+            ),
+        },
+    ]
+
+
+def judging_prompts(*, comparisons: list, prompt_by_dimension: dict[int, JudgePrompt], names: list[str]) -> list[dict]:
+    """Return run prompts for every comparison in both orders (keys ``<comparison id>:AB`` and ``:BA``)."""
+    result = []
+    for c in comparisons:
+        content = c.item.current_revision.content.get(c.language, {}) if c.item.current_revision else {}
+        a, b = anonymise(c.response_a.text, names), anonymise(c.response_b.text, names)
+        prompt = prompt_by_dimension[c.dimension_id]
+        for order, first, second in (("AB", a, b), ("BA", b, a)):
+            result.append(
+                {
+                    "key": f"{c.pk}:{order}",
+                    "messages": judge_messages(prompt=prompt, content=content, first=first, second=second),
+                }
+            )
+    return result
+
+
+@transaction.atomic
+def calibration_run_start(
+    *,
+    name: str,
+    comparison_set: ComparisonSet,
+    judges: list[Judge],
+    combine_rule: str,
+    user: AbstractBaseUser | None,
+    seed: int = 0,
+    bootstrap: int = 1000,
+    start: bool = True,
+) -> CalibrationRun:
+    """Ask every judge about every comparison of the set in both orders, as one LLM run per judge."""
+    errors = []
+    if combine_rule not in CombineRule.values:
+        errors.append(_("Unknown order-combination rule %(rule)s.") % {"rule": combine_rule})
+    if not judges:
+        errors.append(_("Choose at least one judge."))
+    comparisons = list(
+        comparison_set.comparisons.select_related("item__current_revision", "dimension", "response_a", "response_b")
+    )
+    if not comparisons:
+        errors.append(_("The comparison set has no comparisons."))
+    dims = {c.dimension_id: c.dimension for c in comparisons}
+    prompt_maps = {}
+    for judge in judges:
+        by_dim = {p.dimension_id: p for p in judge.prompt_set.prompts.select_related("dimension")}
+        missing = sorted(d.code for pk, d in dims.items() if pk not in by_dim)
+        if missing:
+            errors.append(
+                _("Judge %(judge)s has no prompt for: %(dims)s.") % {"judge": judge.name, "dims": ", ".join(missing)}
+            )
+        prompt_maps[judge.pk] = by_dim
+    if errors:
+        raise ValidationError(errors)
+    run = CalibrationRun(
+        name=name,
+        comparison_set=comparison_set,
+        combine_rule=combine_rule,
+        seed=seed,
+        bootstrap=bootstrap,
+        created_by=user,
+    )
+    run.full_clean()
+    run.save()
+    names = set_model_names(comparison_set=comparison_set)
+    for judge in judges:
+        llm_run = llm_services.run_create(
+            endpoint=judge.endpoint,
+            prompts=judging_prompts(comparisons=comparisons, prompt_by_dimension=prompt_maps[judge.pk], names=names),
+            parser=VERDICT_PARSER,
+            name=f"{name} · {judge.name}",
+            user=user,
+            purpose="calibration",
+            start=start,
+        )
+        CalibrationJudgeRun.objects.create(calibration_run=run, judge=judge, llm_run=llm_run)
+    return run
+
+
+def calibration_run_status(*, run: CalibrationRun) -> str:
+    """Return 'running' while any judge's LLM run is active, else 'finished'."""
+    statuses = set(run.judge_runs.values_list("llm_run__status", flat=True))
+    return "running" if statuses & {Run.Status.QUEUED, Run.Status.RUNNING, Run.Status.PAUSED} else "finished"
+
+
+@transaction.atomic
+def calibration_run_collect(*, run: CalibrationRun) -> dict:
+    """Store each judge's verdicts from its finished LLM run; unparseable or failed replies count as failures.
+
+    Safe to repeat: verdicts already stored are kept; verdicts of runs still in progress are left for later.
+    """
+    counts = {"parsed": 0, "failed": 0, "pending": 0}
+    existing = set(run.verdicts.values_list("judge_id", "comparison_id", "order"))
+    new = []
+    for jr in run.judge_runs.select_related("llm_run", "judge"):
+        for item in RunItem.objects.filter(run=jr.llm_run).select_related("call"):
+            comparison_id, order = item.key.split(":")
+            key = (jr.judge_id, int(comparison_id), order)
+            if key in existing:
+                continue
+            if item.status == RunItem.Status.PENDING:
+                counts["pending"] += 1
+                continue
+            raw = item.call.response_text if item.call else ""
+            if item.status == RunItem.Status.DONE and isinstance(item.result, dict):
+                verdict = prompts.Verdict(item.result["winner"], int(item.result["margin"]))
+                score = prompts.canonical_from_order(verdict, order)
+                new.append(
+                    JudgeVerdict(
+                        calibration_run=run,
+                        judge=jr.judge,
+                        comparison_id=int(comparison_id),
+                        order=order,
+                        call=item.call,
+                        raw_output=raw,
+                        parsed=True,
+                        score=score,
+                    )
+                )
+                counts["parsed"] += 1
+            else:
+                new.append(
+                    JudgeVerdict(
+                        calibration_run=run,
+                        judge=jr.judge,
+                        comparison_id=int(comparison_id),
+                        order=order,
+                        call=item.call,
+                        raw_output=raw,
+                        parsed=False,
+                        error=item.error or _("no parseable verdict"),
+                    )
+                )
+                counts["failed"] += 1
+    JudgeVerdict.objects.bulk_create(new)
+    if not counts["pending"]:
+        run.collected_at = timezone.now()
+        run.save(update_fields=["collected_at"])
+    return counts
+
+
+@transaction.atomic
+def judge_select(
+    *, run: CalibrationRun, judge: Judge, user: AbstractBaseUser, reason: str, report_digest: str
+) -> JudgeSelection:
+    """Record the primary judge: who chose it, when, why and on which report (by its checksum)."""
+    if not run.judge_runs.filter(judge=judge).exists():
+        raise ValidationError(_("Judge %(judge)s was not part of this calibration run.") % {"judge": judge.name})
+    if not reason.strip():
+        raise ValidationError(_("Say why this judge is chosen; the reason is part of the record."))
+    if not run.verdicts.filter(judge=judge, parsed=True).exists():
+        raise ValidationError(
+            _("Judge %(judge)s has no parseable verdicts; it cannot be selected.") % {"judge": judge.name}
+        )
+    selection = JudgeSelection(
+        judge=judge, calibration_run=run, reason=reason.strip(), selected_by=user, report_digest=report_digest
+    )
+    selection.full_clean()
+    selection.save()
+    return selection
+
+
+def primary_judge() -> JudgeSelection | None:
+    """Return the selection in force (the latest), if any."""
+    return JudgeSelection.objects.select_related("judge", "calibration_run", "selected_by").first()
+
+
+@transaction.atomic
+def calibration_report_compute(*, run: CalibrationRun) -> dict:
+    """Collect outstanding verdicts, compute the report and store it with its checksum."""
+    from calibration.report import build_report, report_digest
+
+    counts = calibration_run_collect(run=run)
+    if counts["pending"]:
+        raise ValidationError(
+            _("%(n)s judge replies are still pending; wait for the runs to finish.") % {"n": counts["pending"]}
+        )
+    if not run.verdicts.exists():
+        raise ValidationError(_("No judge verdicts yet."))
+    report = build_report(run)
+    run.report, run.report_digest, run.reported_at = report, report_digest(report), timezone.now()
+    run.save(update_fields=["report", "report_digest", "reported_at"])
+    return report

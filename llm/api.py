@@ -1,0 +1,169 @@
+"""REST API for endpoints (admins write), runs (start, follow, pause, resume, cancel) and calls (read)."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from llm import selectors, services
+from llm.models import Endpoint, LLMCall, Run
+from llm.serializers import (
+    CallDetailSerializer,
+    CallSerializer,
+    ConnectionReportSerializer,
+    EndpointSerializer,
+    ProgressSerializer,
+    RunCreateSerializer,
+    RunItemSerializer,
+    RunSerializer,
+)
+
+
+def needs(permission: str) -> type[BasePermission]:
+    """Return a permission class requiring one Django permission."""
+
+    class Needs(BasePermission):
+        def has_permission(self, request: Request, view: object) -> bool:
+            return bool(request.user and request.user.is_authenticated and request.user.has_perm(permission))
+
+    Needs.__name__ = f"Needs_{permission.replace('.', '_')}"
+    return Needs
+
+
+class EndpointViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Endpoints: researchers read, admins create, change and test. Keys are never part of any payload."""
+
+    serializer_class = EndpointSerializer
+    queryset = Endpoint.objects.order_by("name")
+
+    def get_permissions(self) -> list[BasePermission]:
+        if self.action in {"list", "retrieve"}:
+            return [needs("llm.view_endpoint")()]
+        return [needs("llm.manage_endpoint")()]
+
+    def perform_create(self, serializer: EndpointSerializer) -> None:
+        serializer.instance = services.endpoint_create(data=serializer.validated_data)
+
+    def perform_update(self, serializer: EndpointSerializer) -> None:
+        serializer.instance = services.endpoint_update(endpoint=serializer.instance, data=serializer.validated_data)
+
+    @extend_schema(request=None, responses=ConnectionReportSerializer)
+    @action(detail=True, methods=["post"])
+    def test(self, request: Request, pk: str | None = None) -> Response:
+        """Send one tiny request to the endpoint and report latency or the error."""
+        report = services.endpoint_test_connection(endpoint=self.get_object())
+        return Response(ConnectionReportSerializer(report).data)
+
+
+class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Runs: list, detail, progress and results for researchers; start, pause, resume and cancel with run_llm."""
+
+    serializer_class = RunSerializer
+    queryset = Run.objects.none()
+
+    def get_queryset(self):  # noqa: ANN201
+        params = self.request.query_params
+        return selectors.run_list(
+            status=params.get("status", ""), endpoint=params.get("endpoint"), purpose=params.get("purpose", "")
+        )
+
+    def get_permissions(self) -> list[BasePermission]:
+        if self.action in {"list", "retrieve", "progress", "results"}:
+            return [needs("llm.view_run")()]
+        return [needs("llm.run_llm")()]
+
+    @extend_schema(
+        parameters=[OpenApiParameter(n, str, description=f"filter by {n}") for n in ("status", "endpoint", "purpose")]
+    )
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
+    def create(self, request: Request) -> Response:
+        payload = RunCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        run = services.run_create(
+            endpoint=data["endpoint"],
+            prompts=data["prompts"],
+            parser=data["parser"],
+            name=data["name"],
+            purpose=data["purpose"],
+            user=request.user,
+            fresh=data["fresh"],
+            max_parse_retries=data.get("max_parse_retries"),
+        )
+        return Response(RunSerializer(selectors.run_detail(pk=run.pk)).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=ProgressSerializer)
+    @action(detail=True, methods=["get"])
+    def progress(self, request: Request, pk: str | None = None) -> Response:
+        """Counts, spend and estimate only: cheap enough to poll every second."""
+        run = get_object_or_404(Run.objects.select_related("endpoint"), pk=pk)
+        return Response(ProgressSerializer(selectors.run_progress(run=run)).data)
+
+    @extend_schema(
+        responses=RunItemSerializer(many=True),
+        parameters=[OpenApiParameter("status", str, description="pending, done, failed or cached")],
+    )
+    @action(detail=True, methods=["get"])
+    def results(self, request: Request, pk: str | None = None) -> Response:
+        """The run's items in prompt order, with parsed results and call ids (paginated)."""
+        run = get_object_or_404(Run, pk=pk)
+        page = self.paginate_queryset(selectors.run_items(run=run, status=request.query_params.get("status", "")))
+        return self.get_paginated_response(RunItemSerializer(page, many=True).data)
+
+    def _act(self, pk: str | None, service: object) -> Response:
+        run = get_object_or_404(Run, pk=pk)
+        service(run=run)
+        return Response(RunSerializer(selectors.run_detail(pk=run.pk)).data)
+
+    @extend_schema(request=None, responses=RunSerializer)
+    @action(detail=True, methods=["post"])
+    def pause(self, request: Request, pk: str | None = None) -> Response:
+        return self._act(pk, services.run_pause)
+
+    @extend_schema(request=None, responses=RunSerializer)
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, pk: str | None = None) -> Response:
+        return self._act(pk, services.run_resume)
+
+    @extend_schema(request=None, responses=RunSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        return self._act(pk, services.run_cancel)
+
+
+class CallViewSet(viewsets.ReadOnlyModelViewSet):
+    """The call log: every request sent (or served from the cache), with its reply, tokens, cost and attempts."""
+
+    permission_classes = [needs("llm.view_llmcall")]
+    queryset = LLMCall.objects.none()
+
+    def get_queryset(self):  # noqa: ANN201
+        params = self.request.query_params
+        if self.action == "retrieve":
+            return LLMCall.objects.select_related("endpoint")
+        return selectors.call_list(
+            endpoint=params.get("endpoint"), status=params.get("status", ""), error_kind=params.get("error_kind", "")
+        )
+
+    def get_serializer_class(self):  # noqa: ANN201
+        return CallDetailSerializer if self.action == "retrieve" else CallSerializer
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(n, str, description=f"filter by {n}") for n in ("endpoint", "status", "error_kind")
+        ]
+    )
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().list(request, *args, **kwargs)

@@ -1,0 +1,361 @@
+"""Send requests to an OpenAI-compatible endpoint concurrently, with retries, rate limiting and parsing.
+
+No database here: the executor takes plain specs and returns plain outcomes; ``llm.runner`` stores them.
+It uses the ``openai`` async client with its own retries switched off, so that every retry is counted,
+``retry-after`` is honoured and the idempotency key stays the same across retries of one send.
+"""
+
+import asyncio
+import email.utils
+import json
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import httpx2
+import openai
+
+from llm.calls import CHAT, idempotency_key, response_text, usage_tokens
+from llm.parsers import Parser
+
+TRANSIENT = {"rate_limited", "server_error", "timeout", "connection", "other_transient"}
+# Errors that say the endpoint itself is wrong, not this one request: a run stops at the first one.
+ENDPOINT_ERRORS = {"auth", "not_found", "invalid_response", "missing_key"}
+RAW_EXCERPT_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    """What the executor needs to know about an endpoint (the key is kept out of ``repr``)."""
+
+    base_url: str
+    api_style: str = CHAT
+    api_key: str = field(default="", repr=False)
+    max_concurrency: int = 8
+    rpm_limit: int = 0
+    timeout: float = 120.0
+    max_retries: int = 6
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    retry_after_max: float = 120.0
+    is_simulator: bool = False
+
+
+@dataclass
+class CallSpec:
+    """One request to send: ``ident`` is the caller's handle, ``call_hash`` names it for idempotency."""
+
+    ident: object
+    request: dict
+    call_hash: str
+    first_send: int = 0
+    hints: dict = field(default_factory=dict)
+    parser: Parser | None = None
+    max_parse_retries: int = 0
+
+
+@dataclass
+class CallOutcome:
+    spec: CallSpec
+    received: bool = False  # a reply arrived (parsed or not)
+    parsed: bool | None = None
+    result: object = None
+    http_status: int | None = None
+    error_kind: str = ""
+    error: str = ""
+    response_text: str = ""
+    response_json: object = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    sends: int = 0  # replies received, each billed once by the provider
+    retries: int = 0
+    latency_ms: int | None = None
+    attempts: list = field(default_factory=list)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    @property
+    def next_send(self) -> int:
+        return self.spec.first_send + self.sends
+
+    @property
+    def endpoint_broken(self) -> bool:
+        return self.error_kind in ENDPOINT_ERRORS
+
+
+@dataclass
+class Failure:
+    kind: str
+    message: str
+    http_status: int | None = None
+    retry_after: float | None = None
+    raw: str = ""
+
+    @property
+    def transient(self) -> bool:
+        return self.kind in TRANSIENT
+
+
+class RateLimiter:
+    """Space request starts evenly so that no more than ``rpm`` start in any minute (0: no limit)."""
+
+    def __init__(self, rpm: int, clock: object = time.monotonic) -> None:
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self.clock = clock
+        self.next_slot = 0.0
+
+    def reserve(self) -> float:
+        """Reserve the next start slot; return how long to wait for it."""
+        if not self.interval:
+            return 0.0
+        now = self.clock()
+        slot = max(now, self.next_slot)
+        self.next_slot = slot + self.interval
+        return slot - now
+
+    async def wait(self) -> None:
+        delay = self.reserve()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+def backoff_delay(retry: int, *, base: float, cap: float, rng: random.Random | None = None) -> float:
+    """Return the wait before retry number ``retry`` (0-based): exponential with jitter in [50%, 100%]."""
+    delay = min(cap, base * (2**retry))
+    return delay * (0.5 + 0.5 * (rng or random).random())
+
+
+def retry_after_seconds(headers: object) -> float | None:
+    """Read ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date) from response headers."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return max(float(value) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return max((parsed - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def _text_of(body: object, limit: int = 500) -> str:
+    if isinstance(body, dict):
+        message = body.get("message") or body.get("error") or body
+        if isinstance(message, dict):
+            message = message.get("message") or json.dumps(message)
+        return str(message)[:limit]
+    text = str(body or "")
+    text = re.sub(r"<[^>]+>", " ", text)
+    return " ".join(text.split())[:limit]
+
+
+def classify_exception(exc: BaseException, *, base_url: str) -> Failure:
+    """Turn an exception from the client into a failure kind with a message a researcher can act on."""
+    if isinstance(exc, openai.APITimeoutError):
+        return Failure("timeout", "The request timed out (no reply within the endpoint's timeout).")
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        reason = str(cause) if cause else str(exc)
+        return Failure("connection", f"Could not connect to {base_url}: {reason or type(cause).__name__}.")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        provider = _text_of(exc.body)
+        headers = getattr(exc.response, "headers", None)
+        if status == 429:
+            return Failure(
+                "rate_limited", f"Rate limited (429): {provider}", status, retry_after_seconds(headers), provider
+            )
+        if status >= 500:
+            return Failure("server_error", f"Server error ({status}): {provider}", status, retry_after_seconds(headers))
+        if status in (408, 409):
+            return Failure("other_transient", f"HTTP {status}: {provider}", status, retry_after_seconds(headers))
+        if status in (401, 403):
+            return Failure("auth", f"Not authorised ({status}): {provider}", status)
+        if status == 404:
+            return Failure(
+                "not_found",
+                f"Not found (404): {provider} (check the model name and that the base URL ends in /v1).",
+                status,
+            )
+        if status in (400, 413, 422):
+            return Failure("bad_request", f"Bad request ({status}): {provider}", status)
+        return Failure("other", f"HTTP {status}: {provider}", status)
+    return Failure("other", f"{type(exc).__name__}: {exc}")
+
+
+def read_reply(response: httpx2.Response, api_style: str) -> tuple[dict, str] | Failure:
+    """Decode a 2xx reply into (JSON, text), or explain why it is not an OpenAI-style reply."""
+    content_type = response.headers.get("content-type", "")
+    raw = response.text
+    if "html" in content_type or raw.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
+        return Failure(
+            "invalid_response",
+            f"The server answered with an HTML page, not JSON (HTTP {response.status_code}): check that the base "
+            f"URL is the API root, usually ending in /v1. Page starts: {_text_of(raw, 120)!r}",
+            response.status_code,
+            raw=raw[:RAW_EXCERPT_CHARS],
+        )
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return Failure(
+            "invalid_response",
+            f"The server answered with invalid JSON (HTTP {response.status_code}): {raw[:200]!r}",
+            response.status_code,
+            raw=raw[:RAW_EXCERPT_CHARS],
+        )
+    try:
+        text = response_text(api_style, data)
+    except ValueError as exc:
+        return Failure(
+            "invalid_response",
+            f"The reply is JSON but not a completion ({exc}): {raw[:200]!r}",
+            response.status_code,
+            raw=raw[:RAW_EXCERPT_CHARS],
+        )
+    return data, text
+
+
+class Executor:
+    """Send ``CallSpec``s to one endpoint, at most ``max_concurrency`` at a time and ``rpm_limit`` a minute."""
+
+    def __init__(self, config: EndpointConfig, *, rng: random.Random | None = None) -> None:
+        self.config = config
+        self.rng = rng or random.Random()
+        self.limiter = RateLimiter(config.rpm_limit)
+        self.semaphore = asyncio.Semaphore(config.max_concurrency)
+        self.path = "/chat/completions" if config.api_style == CHAT else "/completions"
+        self.client: openai.AsyncOpenAI | None = None
+
+    async def __aenter__(self) -> "Executor":
+        connections = self.config.max_concurrency
+        self.client = openai.AsyncOpenAI(
+            base_url=self.config.base_url,
+            api_key=self.config.api_key or "no-key-needed",
+            max_retries=0,
+            timeout=httpx2.Timeout(self.config.timeout, connect=min(self.config.timeout, 10.0)),
+            http_client=openai.DefaultAsyncHttpxClient(
+                limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections),
+                timeout=httpx2.Timeout(self.config.timeout, connect=min(self.config.timeout, 10.0)),
+            ),
+        )
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self.client is not None:
+            await self.client.close()
+
+    def _headers(self, spec: CallSpec, send: int) -> dict:
+        headers = {"Idempotency-Key": idempotency_key(spec.call_hash, send)}
+        if self.config.is_simulator and spec.hints.get("answer"):
+            headers["X-Sim-Answer"] = str(spec.hints["answer"])
+        return headers
+
+    async def _send_once(self, spec: CallSpec, send: int) -> tuple[httpx2.Response | None, Failure | None, float]:
+        async with self.semaphore:
+            await self.limiter.wait()
+            started = time.monotonic()
+            try:
+                response = await self.client.post(
+                    self.path,
+                    cast_to=httpx2.Response,
+                    body=spec.request,
+                    options={"headers": self._headers(spec, send), "max_retries": 0},
+                )
+            except Exception as exc:  # noqa: BLE001 - every failure is classified and recorded, never raised
+                return None, classify_exception(exc, base_url=self.config.base_url), time.monotonic() - started
+            return response, None, time.monotonic() - started
+
+    async def call(self, spec: CallSpec) -> CallOutcome:
+        """Send one request until it succeeds, fails for good, or its retries run out; never raise."""
+        outcome = CallOutcome(spec=spec, started_at=datetime.now(UTC))
+        send = spec.first_send
+        transport_retries = 0
+        parse_retries = 0
+        while True:
+            response, failure, elapsed = await self._send_once(spec, send)
+            outcome.latency_ms = int(elapsed * 1000)
+            attempt: dict = {"send": send, "latency_ms": outcome.latency_ms, "at": datetime.now(UTC).isoformat()}
+            if response is not None:
+                attempt["http_status"] = response.status_code
+                if response.headers.get("idempotent-replayed"):
+                    attempt["replayed"] = True
+                decoded = read_reply(response, self.config.api_style)
+                if isinstance(decoded, Failure):
+                    failure = decoded
+                else:
+                    data, text = decoded
+                    input_tokens, output_tokens = usage_tokens(data)
+                    outcome.received = True
+                    outcome.http_status = response.status_code
+                    outcome.sends += 1
+                    outcome.input_tokens += input_tokens
+                    outcome.output_tokens += output_tokens
+                    outcome.response_json = data
+                    outcome.response_text = text
+                    outcome.error_kind = outcome.error = ""
+                    attempt.update(input_tokens=input_tokens, output_tokens=output_tokens)
+                    if spec.parser is None:
+                        outcome.attempts.append(attempt)
+                        break
+                    try:
+                        outcome.result = spec.parser(text, data)
+                    except Exception as exc:  # noqa: BLE001 - a parser's failure is the reply's problem
+                        outcome.parsed = False
+                        outcome.error_kind = "unparsed"
+                        outcome.error = f"Unparseable reply: {exc}"
+                        attempt.update(error_kind="unparsed", error=str(exc)[:500], raw=text[:RAW_EXCERPT_CHARS])
+                        outcome.attempts.append(attempt)
+                        if parse_retries < spec.max_parse_retries:
+                            parse_retries += 1
+                            outcome.retries += 1
+                            send += 1
+                            continue
+                        break
+                    outcome.parsed = True
+                    outcome.attempts.append(attempt)
+                    break
+            attempt.update(error_kind=failure.kind, error=failure.message[:500])
+            if failure.http_status:
+                attempt["http_status"] = failure.http_status
+            if failure.raw:
+                attempt["raw"] = failure.raw
+            outcome.attempts.append(attempt)
+            if failure.transient and transport_retries < self.config.max_retries:
+                delay = backoff_delay(transport_retries, base=self.config.backoff_base, cap=self.config.backoff_max)
+                if failure.retry_after is not None:
+                    delay = min(max(failure.retry_after, 0.0), self.config.retry_after_max)
+                transport_retries += 1
+                outcome.retries += 1
+                await asyncio.sleep(delay)
+                continue
+            if outcome.received:
+                # An earlier reply arrived but a later re-send for parsing failed: keep that reply, unparsed.
+                outcome.error = f"{outcome.error} Re-sending failed: {failure.message}"
+                break
+            outcome.http_status = failure.http_status
+            outcome.error_kind = "other" if failure.kind == "other_transient" else failure.kind
+            prefix = f"Gave up after {transport_retries} retries. " if failure.transient else ""
+            outcome.error = prefix + failure.message
+            if failure.raw:
+                outcome.response_text = failure.raw
+            break
+        outcome.finished_at = datetime.now(UTC)
+        return outcome
+
+
+async def execute_all(config: EndpointConfig, specs: list[CallSpec]) -> list[CallOutcome]:
+    """Send all specs concurrently (within the endpoint's limits) and return their outcomes in order."""
+    async with Executor(config) as executor:
+        return list(await asyncio.gather(*(executor.call(spec) for spec in specs)))

@@ -1,0 +1,75 @@
+"""Forms for the LLM pages: endpoints and starting a run from a JSONL file of prompts."""
+
+import json
+
+from django import forms
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+from llm import parsers
+from llm.models import Endpoint, Run
+from llm.services import ENDPOINT_FIELDS
+
+MAX_PROMPTS_UPLOAD_BYTES = 50 * 1024 * 1024
+
+
+class EndpointForm(forms.ModelForm):
+    class Meta:
+        model = Endpoint
+        fields = list(ENDPOINT_FIELDS)
+        widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
+
+
+class RunFilterForm(forms.Form):
+    status = forms.ChoiceField(
+        label=_("Status"), required=False, choices=[("", _("All statuses")), *Run.Status.choices]
+    )
+
+
+class RunCreateForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=200)
+    endpoint = forms.ModelChoiceField(label=_("Endpoint"), queryset=Endpoint.objects.filter(is_active=True))
+    parser = forms.ChoiceField(label=_("Parser"))
+    prompts = forms.FileField(
+        label=_("Prompts (JSONL)"),
+        help_text=_('One JSON object per line: {"key": "q1", "messages": [{"role": "user", "content": "..."}]}.'),
+    )
+    fresh = forms.BooleanField(label=_("Fresh (do not use the cache)"), required=False)
+    max_parse_retries = forms.IntegerField(
+        label=_("Retries on unparseable replies"), min_value=0, max_value=10, required=False
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["parser"].choices = [(name, name) for name in parsers.names()]
+        self.fields["max_parse_retries"].initial = settings.LLM_MAX_PARSE_RETRIES
+
+    def clean_prompts(self) -> list[dict]:
+        upload = self.cleaned_data["prompts"]
+        if upload.size > MAX_PROMPTS_UPLOAD_BYTES:
+            raise forms.ValidationError(_("The file is larger than 50 MB."))
+        return read_prompts(upload.read())
+
+
+def read_prompts(data: bytes) -> list[dict]:
+    """Read prompts from JSONL bytes; raise ``ValidationError`` naming the first bad line."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise forms.ValidationError(_("The file is not UTF-8 text.")) from exc
+    prompts = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise forms.ValidationError(
+                _("Line %(line)s is not valid JSON: %(error)s") % {"line": number, "error": exc}
+            ) from exc
+        if not isinstance(value, dict):
+            raise forms.ValidationError(_("Line %(line)s is not a JSON object.") % {"line": number})
+        prompts.append(value)
+    if not prompts:
+        raise forms.ValidationError(_("The file holds no prompts."))
+    return prompts

@@ -1,0 +1,341 @@
+"""LLM endpoints, the call log that doubles as the cache, and background runs split into chunks.
+
+An API key is never stored: an endpoint names the environment variable that holds it.
+"""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
+
+ENV_NAME_VALIDATOR = RegexValidator(
+    r"^[A-Za-z_][A-Za-z0-9_]*$",
+    _("Enter the name of an environment variable (letters, digits and underscores), not the key itself."),
+)
+MONEY = {"max_digits": 16, "decimal_places": 8}
+
+
+class Endpoint(models.Model):
+    """An OpenAI-compatible model endpoint: where to send requests, with which defaults, at what price."""
+
+    class ApiStyle(models.TextChoices):
+        CHAT = "chat", _("chat completions")
+        COMPLETIONS = "completions", _("legacy completions (echo and log-probabilities)")
+
+    class ReasoningEffort(models.TextChoices):
+        MINIMAL = "minimal", _("minimal")
+        LOW = "low", _("low")
+        MEDIUM = "medium", _("medium")
+        HIGH = "high", _("high")
+
+    name = models.CharField(_("name"), max_length=100, unique=True)
+    base_url = models.CharField(
+        _("base URL"), max_length=500, help_text=_("For example https://api.openai.com/v1 or http://127.0.0.1:8080/v1.")
+    )
+    model = models.CharField(_("model"), max_length=200)
+    api_style = models.CharField(_("API style"), max_length=20, choices=ApiStyle.choices, default=ApiStyle.CHAT)
+    api_key_env = models.CharField(
+        _("API key environment variable"),
+        max_length=100,
+        blank=True,
+        validators=[ENV_NAME_VALIDATOR],
+        help_text=_("Name of the environment variable holding the key, e.g. OPENAI_API_KEY. Empty: no key needed."),
+    )
+    temperature = models.FloatField(
+        _("temperature"), null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(2)]
+    )
+    max_tokens = models.PositiveIntegerField(_("max tokens"), null=True, blank=True)
+    seed = models.BigIntegerField(_("seed"), null=True, blank=True)
+    reasoning_effort = models.CharField(
+        _("reasoning effort"),
+        max_length=10,
+        choices=ReasoningEffort.choices,
+        blank=True,
+        help_text=_("Sent only when set; only reasoning models accept it."),
+    )
+    price_input_per_mtok = models.DecimalField(
+        _("price per million input tokens"), max_digits=12, decimal_places=4, default=Decimal("0")
+    )
+    price_output_per_mtok = models.DecimalField(
+        _("price per million output tokens"), max_digits=12, decimal_places=4, default=Decimal("0")
+    )
+    max_concurrency = models.PositiveIntegerField(
+        _("maximum concurrency"),
+        default=8,
+        validators=[MinValueValidator(1), MaxValueValidator(1024)],
+        help_text=_("Requests in flight at once, per worker process."),
+    )
+    rpm_limit = models.PositiveIntegerField(
+        _("requests per minute"), default=0, help_text=_("Per worker process; 0 means no limit.")
+    )
+    timeout_seconds = models.FloatField(
+        _("timeout (seconds)"), default=120, validators=[MinValueValidator(0.1), MaxValueValidator(3600)]
+    )
+    max_retries = models.PositiveSmallIntegerField(
+        _("retries on transient errors"), default=6, validators=[MaxValueValidator(50)]
+    )
+    is_simulator = models.BooleanField(
+        _("simulator"), default=False, help_text=_("The local simulator, not a real model: results are not science.")
+    )
+    is_active = models.BooleanField(_("active"), default=True)
+    notes = models.TextField(_("notes"), blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(api_style__in=["chat", "completions"]), name="endpoint_api_style_valid"),
+            models.CheckConstraint(
+                condition=Q(max_concurrency__gte=1) & Q(max_concurrency__lte=1024), name="endpoint_concurrency_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(price_input_per_mtok__gte=0) & Q(price_output_per_mtok__gte=0),
+                name="endpoint_prices_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(temperature__isnull=True) | (Q(temperature__gte=0) & Q(temperature__lte=2)),
+                name="endpoint_temperature_range",
+            ),
+            models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="endpoint_timeout_positive"),
+        ]
+        permissions = [("manage_endpoint", "Can create, edit and test LLM endpoints")]
+        verbose_name = _("LLM endpoint")
+        verbose_name_plural = _("LLM endpoints")
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(self.base_url or "")
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ValidationError({"base_url": _("Enter an http:// or https:// URL, e.g. https://api.openai.com/v1.")})
+        if parts.username or parts.password:
+            raise ValidationError(
+                {"base_url": _("Do not put credentials in the URL; name an environment variable instead.")}
+            )
+
+    def default_params(self) -> dict:
+        """Return the parameters sent with every request unless a prompt overrides them."""
+        params: dict = {}
+        if self.temperature is not None:
+            params["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            params["max_tokens"] = self.max_tokens
+        if self.seed is not None:
+            params["seed"] = self.seed
+        if self.reasoning_effort:
+            params["reasoning_effort"] = self.reasoning_effort
+        return params
+
+
+class LLMCall(models.Model):
+    """One request to an endpoint and what came back: the audit trail and the cache (one row per request hash)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("pending")
+        SUCCEEDED = "succeeded", _("succeeded")
+        FAILED = "failed", _("failed")
+
+    class ErrorKind(models.TextChoices):
+        RATE_LIMITED = "rate_limited", _("rate limited (429)")
+        SERVER_ERROR = "server_error", _("server error (5xx)")
+        TIMEOUT = "timeout", _("timeout")
+        CONNECTION = "connection", _("connection failed")
+        BAD_REQUEST = "bad_request", _("bad request (400)")
+        AUTH = "auth", _("not authorised (401/403)")
+        NOT_FOUND = "not_found", _("not found (404)")
+        INVALID_RESPONSE = "invalid_response", _("invalid response")
+        MISSING_KEY = "missing_key", _("API key not set")
+        UNPARSED = "unparsed", _("unparseable content")
+        OTHER = "other", _("other error")
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="calls")
+    request_hash = models.CharField(_("request hash"), max_length=64)
+    fresh = models.BooleanField(_("fresh"), default=False, help_text=_("Sent on purpose although it may be cached."))
+    request = models.JSONField(_("request"))
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    http_status = models.PositiveSmallIntegerField(_("HTTP status"), null=True, blank=True)
+    error_kind = models.CharField(_("error kind"), max_length=20, choices=ErrorKind.choices, blank=True)
+    error = models.TextField(_("error"), blank=True)
+    response_text = models.TextField(_("response text"), blank=True)
+    response_json = models.JSONField(_("raw response"), null=True, blank=True)
+    parsed = models.BooleanField(_("parsed"), null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(_("input tokens"), default=0)
+    output_tokens = models.PositiveIntegerField(_("output tokens"), default=0)
+    cost = models.DecimalField(_("cost"), default=Decimal("0"), **MONEY)
+    latency_ms = models.PositiveIntegerField(_("latency (ms)"), null=True, blank=True)
+    retries = models.PositiveIntegerField(_("retries"), default=0)
+    sends = models.PositiveIntegerField(
+        _("billable sends"), default=0, help_text=_("Responses received; each one was billed once.")
+    )
+    attempts = models.JSONField(_("attempts"), default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "request_hash"], name="llmcall_one_row_per_request"),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "succeeded", "failed"]), name="llmcall_status_valid"
+            ),
+            models.CheckConstraint(condition=Q(cost__gte=0), name="llmcall_cost_not_negative"),
+        ]
+        indexes = [models.Index(fields=["endpoint", "status"])]
+        verbose_name = _("LLM call")
+        verbose_name_plural = _("LLM calls")
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id}:{self.request_hash[:12]}"
+
+
+class Run(models.Model):
+    """A batch of prompts sent to one endpoint in the background, each reply parsed by a named parser."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        PAUSED = "paused", _("paused")
+        CANCELLED = "cancelled", _("cancelled")
+        FAILED = "failed", _("failed")
+        DONE = "done", _("done")
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    name = models.CharField(_("name"), max_length=200)
+    purpose = models.CharField(_("purpose"), max_length=50, blank=True, help_text=_("Which app or study started it."))
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="runs")
+    parser = models.CharField(_("parser"), max_length=100)
+    fresh = models.BooleanField(
+        _("fresh"), default=False, help_text=_("Send every request even when an identical one is cached.")
+    )
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.QUEUED)
+    max_parse_retries = models.PositiveSmallIntegerField(_("retries on unparseable replies"), default=2)
+    chunk_size = models.PositiveIntegerField(_("chunk size"), default=50)
+    planned = models.PositiveIntegerField(_("planned"), default=0)
+    done = models.PositiveIntegerField(_("done"), default=0)
+    cached = models.PositiveIntegerField(_("from cache"), default=0)
+    failed = models.PositiveIntegerField(_("failed"), default=0)
+    spent = models.DecimalField(_("spent"), default=Decimal("0"), **MONEY)
+    estimated_cost = models.DecimalField(
+        _("estimated cost before starting"), default=Decimal("0"), help_text=_("From prompt lengths."), **MONEY
+    )
+    error = models.TextField(_("error"), blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="llm_runs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "paused", "cancelled", "failed", "done"]),
+                name="run_status_valid",
+            ),
+            models.CheckConstraint(condition=Q(chunk_size__gte=1), name="run_chunk_size_positive"),
+            models.CheckConstraint(
+                condition=Q(done__lte=F("planned") - F("failed")), name="run_done_and_failed_within_planned"
+            ),
+            models.CheckConstraint(condition=Q(cached__lte=F("done")), name="run_cached_within_done"),
+            models.CheckConstraint(condition=Q(spent__gte=0), name="run_spent_not_negative"),
+        ]
+        indexes = [models.Index(fields=["status"])]
+        permissions = [("run_llm", "Can start, pause, resume and cancel LLM runs")]
+        verbose_name = _("LLM run")
+        verbose_name_plural = _("LLM runs")
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.name}"
+
+    @property
+    def remaining(self) -> int:
+        return max(self.planned - self.done - self.failed, 0)
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+
+class RunChunk(models.Model):
+    """A slice of a run's items that one worker leases at a time; an expired lease lets another worker take over."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("pending")
+        LEASED = "leased", _("leased")
+        DONE = "done", _("done")
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="chunks")
+    number = models.PositiveIntegerField(_("number"))
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    lease_owner = models.CharField(_("lease owner"), max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(_("lease expires at"), null=True, blank=True)
+    # Incremented on every claim; a worker's writes must carry the value it claimed with (a fencing token).
+    claims = models.PositiveIntegerField(_("claims"), default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="runchunk_number_unique_per_run"),
+            models.CheckConstraint(condition=Q(status__in=["pending", "leased", "done"]), name="runchunk_status_valid"),
+            models.CheckConstraint(
+                condition=~Q(status="leased") | (Q(lease_expires_at__isnull=False) & ~Q(lease_owner="")),
+                name="runchunk_lease_has_owner_and_expiry",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+        verbose_name = _("run chunk")
+        verbose_name_plural = _("run chunks")
+
+    def __str__(self) -> str:
+        return f"{self.run_id}/{self.number}"
+
+
+class RunItem(models.Model):
+    """One prompt of a run, with a stable key chosen by the caller, its call and its parsed result."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("pending")
+        DONE = "done", _("done")
+        FAILED = "failed", _("failed")
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
+    chunk = models.ForeignKey(RunChunk, on_delete=models.CASCADE, related_name="items")
+    key = models.CharField(_("key"), max_length=200)
+    position = models.PositiveIntegerField(_("position"))
+    request = models.JSONField(_("request"))
+    request_hash = models.CharField(_("request hash"), max_length=64)
+    hints = models.JSONField(_("simulator hints"), default=dict, blank=True)
+    call = models.ForeignKey(LLMCall, null=True, blank=True, on_delete=models.PROTECT, related_name="run_items")
+    status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.PENDING)
+    cached = models.BooleanField(_("from cache"), default=False)
+    cost = models.DecimalField(_("cost"), default=Decimal("0"), **MONEY)
+    result = models.JSONField(_("parsed result"), null=True, blank=True)
+    error = models.TextField(_("error"), blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "key"], name="runitem_key_unique_per_run"),
+            models.CheckConstraint(condition=Q(status__in=["pending", "done", "failed"]), name="runitem_status_valid"),
+            models.CheckConstraint(condition=~Q(key=""), name="runitem_key_not_empty"),
+        ]
+        indexes = [models.Index(fields=["chunk", "status"]), models.Index(fields=["run", "status"])]
+        verbose_name = _("run item")
+        verbose_name_plural = _("run items")
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.key}"

@@ -1,0 +1,137 @@
+"""Parsers turn a reply into a result, registered by name so that background tasks can refer to them by id.
+
+A parser takes the reply text and the raw reply JSON and returns a JSON-serialisable value, or raises
+``ParseError``; the call is then kept with its raw text, marked unparsed, and sent again up to the run's limit.
+Apps register their own parsers with ``@register("app.name")`` in a module imported from ``AppConfig.ready``.
+"""
+
+import json
+import re
+from collections.abc import Callable
+
+Parser = Callable[[str, dict], object]
+
+_REGISTRY: dict[str, Parser] = {}
+
+
+class ParseError(ValueError):
+    """The reply does not have the shape the caller asked for."""
+
+
+def register(name: str) -> Callable[[Parser], Parser]:
+    """Register a parser under ``name`` (a decorator); a name can be registered only once."""
+
+    def decorator(function: Parser) -> Parser:
+        if name in _REGISTRY and _REGISTRY[name] is not function:
+            raise ValueError(f"a parser named {name!r} is already registered")
+        _REGISTRY[name] = function
+        return function
+
+    return decorator
+
+
+def get(name: str) -> Parser:
+    """Return the parser registered as ``name``; raise ``KeyError`` with the known names if there is none."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown parser {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def names() -> list[str]:
+    """Return the registered parser names, sorted."""
+    return sorted(_REGISTRY)
+
+
+@register("text")
+def parse_text(text: str, response: dict) -> str:
+    """Accept any non-empty reply as it is."""
+    if not text.strip():
+        raise ParseError("the reply is empty")
+    return text
+
+
+FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+@register("json")
+def parse_json(text: str, response: dict) -> object:
+    """Read a JSON object or array, allowing a Markdown code fence or prose around it."""
+    candidates = [m.group(1) for m in FENCE_RE.finditer(text)] + [text]
+    for candidate in candidates:
+        candidate = candidate.strip()
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            pass
+        starts = [i for i in (candidate.find("{"), candidate.find("[")) if i >= 0]
+        if not starts:
+            continue
+        start = min(starts)
+        closing = "}" if candidate[start] == "{" else "]"
+        end = candidate.rfind(closing)
+        if end > start:
+            try:
+                return json.loads(candidate[start : end + 1])
+            except ValueError:
+                pass
+    raise ParseError("the reply holds no valid JSON object or array")
+
+
+ANSWER_RE = re.compile(r"(?:answer|choice|option|答案|选项|选择)\s*(?:is|:|：|为|是)?\s*\(?\[?([A-L])\b", re.IGNORECASE)
+LONE_LETTER_RE = re.compile(r"^\W*([A-L])\W*$", re.IGNORECASE)
+
+
+@register("mcq_letter")
+def parse_mcq_letter(text: str, response: dict) -> dict:
+    """Read the chosen option letter (A-L) from "Answer: B", "答案：B" or a lone "B"."""
+    if m := ANSWER_RE.search(text):
+        return {"letter": m.group(1).upper()}
+    first_line = text.strip().splitlines()[0] if text.strip() else ""
+    if m := LONE_LETTER_RE.match(first_line):
+        return {"letter": m.group(1).upper()}
+    raise ParseError("no option letter found")
+
+
+VERDICT_RE = re.compile(r"\[\[\s*(A|B|TIE|C)\s*\]\]\s*(\+{1,5})?", re.IGNORECASE)
+
+
+@register("judge_verdict")
+def parse_judge_verdict(text: str, response: dict) -> dict:
+    """Read a pairwise verdict ``[[A]] +++`` / ``[[B]] +`` / ``[[TIE]]`` (the last one in the reply counts).
+
+    Return the winner ("A", "B" or "tie"), the margin (1 to 5 pluses; 0 for a tie) and the text before it.
+    """
+    matches = list(VERDICT_RE.finditer(text))
+    if not matches:
+        raise ParseError("no verdict like [[A]] ++ found")
+    m = matches[-1]
+    label = m.group(1).upper()
+    if label in {"TIE", "C"}:
+        return {"winner": "tie", "margin": 0, "reasoning": text[: m.start()].strip()}
+    if not m.group(2):
+        raise ParseError("the verdict has no margin (+ to +++++)")
+    return {"winner": label, "margin": len(m.group(2)), "reasoning": text[: m.start()].strip()}
+
+
+@register("logprobs")
+def parse_logprobs(text: str, response: dict) -> dict:
+    """Read per-token log-probabilities of a legacy completions reply (``echo`` with ``logprobs``)."""
+    try:
+        logprobs = response["choices"][0]["logprobs"]
+        tokens = list(logprobs["tokens"])
+        values = list(logprobs["token_logprobs"])
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ParseError("the reply has no token log-probabilities (does the server support echo?)") from exc
+    if len(tokens) != len(values) or not tokens:
+        raise ParseError("tokens and log-probabilities do not line up")
+    known = [float(v) for v in values if v is not None]
+    if not known:
+        raise ParseError("no token has a log-probability")
+    return {
+        "tokens": tokens,
+        "token_logprobs": values,
+        "text_offset": list(logprobs.get("text_offset") or []),
+        "sum": sum(known),
+        "mean": sum(known) / len(known),
+    }

@@ -1,0 +1,623 @@
+"""Work on a run inside a worker process: lease chunks, serve cache hits, send the rest, store the outcomes.
+
+Called by the ``llm.tasks.run_work`` task. Any number of workers, on any number of machines sharing one
+database, can work on the same run: each leases whole chunks (``select_for_update(skip_locked=True)`` on
+PostgreSQL, a conditional UPDATE elsewhere) and renews the lease while it works. Every write for a chunk is
+fenced by the claim number it was leased with, so a worker whose lease was taken over writes nothing.
+
+Exactly-once billing: a call's n-th billable send always carries the same ``Idempotency-Key`` (its request
+hash, suffixed with n after the first). If a worker dies after sending but before storing the reply, the
+worker that takes over sends the same key again; a provider that honours idempotency keys (the simulator does)
+returns the stored reply without billing it twice. See docs/llm.md for providers that do not.
+
+The event loop runs in the worker's main thread; every database access goes through one extra thread, so the
+ORM is never touched from async code and one connection serves the whole task.
+"""
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import connection, connections, transaction
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from llm import parsers
+from llm.calls import call_cost
+from llm.executor import CallOutcome, CallSpec, EndpointConfig, Executor
+from llm.models import Endpoint, LLMCall, Run, RunChunk, RunItem
+
+logger = logging.getLogger("llm.runner")
+
+TICK_SECONDS = 0.05
+
+
+class MissingKey(Exception):
+    """The environment variable an endpoint names is not set in this process."""
+
+
+def worker_identity() -> str:
+    """Return a name for this worker process that is unique across machines and restarts."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def endpoint_config(
+    endpoint: Endpoint, *, timeout: float | None = None, max_retries: int | None = None
+) -> EndpointConfig:
+    """Return the executor settings of an endpoint, reading its key from the environment of this process."""
+    api_key = ""
+    if endpoint.api_key_env:
+        api_key = os.environ.get(endpoint.api_key_env, "")
+        if not api_key:
+            raise MissingKey(
+                f"The environment variable {endpoint.api_key_env} is not set (or empty) in the process that sends "
+                f"the requests; set it for the worker (db_worker) and the web server, then resume."
+            )
+    return EndpointConfig(
+        base_url=endpoint.base_url,
+        api_style=endpoint.api_style,
+        api_key=api_key,
+        max_concurrency=endpoint.max_concurrency,
+        rpm_limit=endpoint.rpm_limit,
+        timeout=timeout if timeout is not None else endpoint.timeout_seconds,
+        max_retries=max_retries if max_retries is not None else endpoint.max_retries,
+        backoff_base=settings.LLM_RETRY_BACKOFF_SECONDS,
+        backoff_max=settings.LLM_RETRY_BACKOFF_MAX_SECONDS,
+        is_simulator=endpoint.is_simulator,
+    )
+
+
+def update_rows(model: type, rows: list[dict], fields: list[str]) -> None:
+    """Update many rows by primary key with one prepared statement (``executemany``).
+
+    ``QuerySet.bulk_update`` builds a CASE expression per field and row, which costs far more CPU than the
+    database work for a few hundred rows; values are prepared by each field, so JSON, decimals and dates are
+    stored exactly as the ORM would store them.
+    """
+    if not rows:
+        return
+    meta = model._meta
+    quote = connection.ops.quote_name
+    columns = [meta.get_field(name) for name in fields]
+    assignments = ", ".join(f"{quote(f.column)} = %s" for f in columns)
+    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s"
+    params = [[f.get_db_prep_save(row[f.name], connection) for f in columns] + [row["pk"]] for row in rows]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, params)
+
+
+def outcome_cost(outcome: CallOutcome, endpoint: Endpoint) -> Decimal:
+    return call_cost(
+        input_tokens=outcome.input_tokens,
+        output_tokens=outcome.output_tokens,
+        price_input=endpoint.price_input_per_mtok,
+        price_output=endpoint.price_output_per_mtok,
+    )
+
+
+def parse_cached(parser: parsers.Parser, text: str, response: dict | None) -> tuple[object, str]:
+    """Parse a stored reply; return (result, "") or (None, why it does not parse)."""
+    try:
+        return json_safe(parser(text, response or {}))
+    except Exception as exc:  # noqa: BLE001 - any parser failure means "send it again"
+        return None, f"Unparseable reply: {exc}"
+
+
+def json_safe(value: object) -> tuple[object, str]:
+    """Return (value, "") if it can be stored as JSON, else (None, the reason)."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        return None, f"The parser returned a value that is not JSON: {exc}"
+    return value, ""
+
+
+@dataclass
+class CallState:
+    """What a call row held when its chunk was claimed: outcomes add to it."""
+
+    call_id: int
+    sends: int
+    retries: int
+    input_tokens: int
+    output_tokens: int
+    cost: Decimal
+    attempts: list
+
+
+CALL_OUTCOME_FIELDS = [
+    "status",
+    "http_status",
+    "error_kind",
+    "error",
+    "response_text",
+    "response_json",
+    "parsed",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency_ms",
+    "retries",
+    "sends",
+    "attempts",
+    "started_at",
+    "finished_at",
+]
+
+
+def merge_outcome(state: CallState, outcome: CallOutcome, cost: Decimal) -> dict:
+    """Add an outcome to what a call held and return the call's new field values (see CALL_OUTCOME_FIELDS)."""
+    state.sends += outcome.sends
+    state.retries += outcome.retries
+    state.input_tokens += outcome.input_tokens
+    state.output_tokens += outcome.output_tokens
+    state.cost += cost
+    state.attempts = (state.attempts + outcome.attempts)[-50:]
+    return {
+        "status": LLMCall.Status.SUCCEEDED if outcome.received else LLMCall.Status.FAILED,
+        "http_status": outcome.http_status,
+        "error_kind": outcome.error_kind,
+        "error": outcome.error,
+        "response_text": outcome.response_text,
+        "response_json": outcome.response_json if isinstance(outcome.response_json, dict) else None,
+        "parsed": outcome.parsed,
+        "input_tokens": state.input_tokens,
+        "output_tokens": state.output_tokens,
+        "cost": state.cost,
+        "latency_ms": outcome.latency_ms,
+        "retries": state.retries,
+        "sends": state.sends,
+        "attempts": state.attempts,
+        "started_at": outcome.started_at,
+        "finished_at": outcome.finished_at,
+    }
+
+
+@dataclass
+class Lease:
+    chunk_id: int
+    token: int
+    pending: int  # distinct calls of this chunk still to store
+    items_by_call: dict[int, list[int]] = field(default_factory=dict)
+    items_left_pending: bool = False
+
+
+@dataclass
+class FlushResult:
+    status: str
+    lost: set[int]
+
+
+class RunWorker:
+    """One task's work on one run."""
+
+    def __init__(self, run: Run, config: EndpointConfig, owner: str) -> None:
+        self.run_id = run.pk
+        self.endpoint = run.endpoint
+        self.parser_name = run.parser
+        self.parser = parsers.get(run.parser)
+        self.max_parse_retries = run.max_parse_retries
+        self.config = config
+        self.owner = owner
+        self.lease_seconds = settings.LLM_LEASE_SECONDS
+        self.flush_seconds = settings.LLM_FLUSH_SECONDS
+        self.leases: dict[int, Lease] = {}
+        self.lost: set[int] = set()
+        self.calls: dict[int, CallState] = {}
+        self.succeeded_here = 0
+        self.stop_requested = False
+        self.previous_handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-db")
+
+    # --- database side (always in the db thread) ------------------------------------------------------------
+
+    def _claimable(self, now: object) -> Q:
+        return Q(status=RunChunk.Status.PENDING) | Q(status=RunChunk.Status.LEASED, lease_expires_at__lt=now)
+
+    def claim(self) -> tuple[Lease, list[CallSpec]] | None:
+        """Lease the next available chunk and prepare it: cache hits are stored at once, the rest returned."""
+        with transaction.atomic():
+            now = timezone.now()
+            if not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).exists():
+                return None
+            chunks = RunChunk.objects.filter(run_id=self.run_id).filter(self._claimable(now)).order_by("number")
+            claimed = None
+            if connection.features.has_select_for_update_skip_locked:
+                chunk = chunks.select_for_update(skip_locked=True).first()
+                if chunk is not None:
+                    RunChunk.objects.filter(pk=chunk.pk).update(
+                        status=RunChunk.Status.LEASED,
+                        lease_owner=self.owner,
+                        lease_expires_at=now + timedelta(seconds=self.lease_seconds),
+                        claims=F("claims") + 1,
+                    )
+                    claimed = (chunk.pk, chunk.claims + 1)
+            else:
+                for chunk_id, claims in chunks.values_list("pk", "claims")[:8]:
+                    updated = (
+                        RunChunk.objects.filter(pk=chunk_id, claims=claims)
+                        .filter(self._claimable(now))
+                        .update(
+                            status=RunChunk.Status.LEASED,
+                            lease_owner=self.owner,
+                            lease_expires_at=now + timedelta(seconds=self.lease_seconds),
+                            claims=claims + 1,
+                        )
+                    )
+                    if updated:
+                        claimed = (chunk_id, claims + 1)
+                        break
+            if claimed is None:
+                return None
+            return self._prepare(*claimed, now=now)
+
+    def _prepare(self, chunk_id: int, token: int, *, now: object) -> tuple[Lease, list[CallSpec]]:
+        items = list(
+            RunItem.objects.filter(chunk_id=chunk_id, status=RunItem.Status.PENDING).values(
+                "pk", "request_hash", "hints", "call_id"
+            )
+        )
+        by_hash: dict[str, list[dict]] = {}
+        for item in items:
+            by_hash.setdefault(item["request_hash"], []).append(item)
+        calls = {c["request_hash"]: c for c in self._calls(list(by_hash))}
+        missing = [h for h in by_hash if h not in calls]
+        if missing:
+            fresh = Run.objects.values_list("fresh", flat=True).get(pk=self.run_id)
+            requests = dict(
+                RunItem.objects.filter(chunk_id=chunk_id, request_hash__in=missing).values_list(
+                    "request_hash", "request"
+                )
+            )
+            LLMCall.objects.bulk_create(
+                [LLMCall(endpoint=self.endpoint, request_hash=h, request=requests[h], fresh=fresh) for h in missing],
+                ignore_conflicts=True,
+            )
+            calls.update({c["request_hash"]: c for c in self._calls(missing)})
+        lease = Lease(chunk_id=chunk_id, token=token, pending=0)
+        specs: list[CallSpec] = []
+        updates: list[dict] = []
+        n_cached = n_failed = 0
+        for digest, group in by_hash.items():
+            call = calls[digest]
+            self.calls[call["pk"]] = CallState(
+                call_id=call["pk"],
+                sends=call["sends"],
+                retries=call["retries"],
+                input_tokens=call["input_tokens"],
+                output_tokens=call["output_tokens"],
+                cost=call["cost"],
+                attempts=list(call["attempts"] or []),
+            )
+            item_ids = [item["pk"] for item in group]
+            parse_retries = self.max_parse_retries
+            if call["status"] == LLMCall.Status.SUCCEEDED:
+                result, problem = parse_cached(self.parser, call["response_text"], call["response_json"])
+                if not problem or parse_retries == 0:
+                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
+                    updates += [
+                        {"pk": i, "call": call["pk"], "status": status, "cached": not problem, "result": result}
+                        | {"error": problem, "finished_at": now}
+                        for i in item_ids
+                    ]
+                    n_failed += len(item_ids) if problem else 0
+                    n_cached += 0 if problem else len(item_ids)
+                    continue
+                parse_retries -= 1
+            updates += [
+                {"pk": item["pk"], "call": call["pk"], "status": RunItem.Status.PENDING, "cached": False}
+                | {"result": None, "error": "", "finished_at": None}
+                for item in group
+                if item["call_id"] != call["pk"]
+            ]
+            lease.items_by_call[call["pk"]] = item_ids
+            lease.pending += 1
+            specs.append(
+                CallSpec(
+                    ident=(chunk_id, call["pk"]),
+                    request=call["request"],
+                    call_hash=digest,
+                    first_send=call["sends"],
+                    hints=group[0]["hints"] or {},
+                    parser=self.parser,
+                    max_parse_retries=parse_retries,
+                )
+            )
+        update_rows(RunItem, updates, ["call", "status", "cached", "result", "error", "finished_at"])
+        if n_cached or n_failed:
+            Run.objects.filter(pk=self.run_id).update(
+                done=F("done") + n_cached,
+                cached=F("cached") + n_cached,
+                failed=F("failed") + n_failed,
+                heartbeat_at=now,
+            )
+        if lease.pending == 0:
+            self._finish_chunk(chunk_id, now)
+        else:
+            self.leases[chunk_id] = lease
+        return lease, specs
+
+    def _calls(self, hashes: list[str]) -> list[dict]:
+        return list(
+            LLMCall.objects.filter(endpoint=self.endpoint, request_hash__in=hashes).values(
+                "pk",
+                "request_hash",
+                "request",
+                "status",
+                "sends",
+                "retries",
+                "input_tokens",
+                "output_tokens",
+                "cost",
+                "attempts",
+                "response_text",
+                "response_json",
+            )
+        )
+
+    def _finish_chunk(self, chunk_id: int, now: object) -> None:
+        RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
+        if not RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).exists():
+            Run.objects.filter(pk=self.run_id, status__in=[Run.Status.RUNNING, Run.Status.PAUSED]).update(
+                status=Run.Status.DONE, finished_at=now
+            )
+
+    def flush(self, outcomes: list[CallOutcome]) -> FlushResult:
+        """Store outcomes and renew leases in one transaction; report the run's status and any lost leases."""
+        with transaction.atomic():
+            now = timezone.now()
+            expires = now + timedelta(seconds=self.lease_seconds)
+            for chunk_id, lease in list(self.leases.items()):
+                renewed = RunChunk.objects.filter(
+                    pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=lease.token
+                ).update(lease_expires_at=expires)
+                if not renewed:
+                    logger.warning(
+                        "Run %s: lease on chunk %s was taken over; dropping its results", self.run_id, chunk_id
+                    )
+                    self.lost.add(chunk_id)
+                    del self.leases[chunk_id]
+            calls: list[dict] = []
+            items: list[dict] = []
+            done = failed = 0
+            spent = Decimal("0")
+            broken = ""
+            finished_chunks = []
+            for outcome in outcomes:
+                chunk_id, call_id = outcome.spec.ident
+                lease = self.leases.get(chunk_id)
+                if lease is None:
+                    continue
+                state = self.calls[call_id]
+                cost = outcome_cost(outcome, self.endpoint)
+                calls.append({"pk": call_id, **merge_outcome(state, outcome, cost)})
+                item_ids = lease.items_by_call.pop(call_id, [])
+                lease.pending -= 1
+                if lease.pending == 0:
+                    finished_chunks.append(chunk_id)
+                if outcome.received:
+                    self.succeeded_here += 1
+                if self._endpoint_broken(outcome):
+                    # The items stay pending: once the endpoint is fixed, resuming the run sends them again.
+                    broken = broken or outcome.error
+                    lease.items_left_pending = True
+                    continue
+                if outcome.received and outcome.parsed is not False:
+                    result, problem = json_safe(outcome.result)
+                else:
+                    result, problem = None, outcome.error or "failed"
+                for index, item_id in enumerate(item_ids):
+                    item_cost = cost if index == 0 else Decimal("0")
+                    spent += item_cost
+                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
+                    if problem:
+                        failed += 1
+                    else:
+                        done += 1
+                    items.append(
+                        {
+                            "pk": item_id,
+                            "status": status,
+                            "result": result,
+                            "error": problem,
+                            "cost": item_cost,
+                            "finished_at": now,
+                        }
+                    )
+            update_rows(LLMCall, calls, CALL_OUTCOME_FIELDS)
+            update_rows(RunItem, items, ["status", "result", "error", "cost", "finished_at"])
+            Run.objects.filter(pk=self.run_id).update(
+                done=F("done") + done, failed=F("failed") + failed, spent=F("spent") + spent, heartbeat_at=now
+            )
+            if broken:
+                Run.objects.filter(pk=self.run_id, status__in=Run.ACTIVE).update(
+                    status=Run.Status.FAILED, error=broken, finished_at=now
+                )
+            for chunk_id in finished_chunks:
+                if not self.leases[chunk_id].items_left_pending:
+                    del self.leases[chunk_id]
+                    self._finish_chunk(chunk_id, now)
+            status = Run.objects.values_list("status", flat=True).get(pk=self.run_id)
+            return FlushResult(status=status, lost=set(self.lost))
+
+    def _endpoint_broken(self, outcome: CallOutcome) -> bool:
+        if outcome.endpoint_broken:
+            return True
+        # Unreachable before anything ever came back: the base URL is wrong, not this one request.
+        return outcome.error_kind == "connection" and self.succeeded_here == 0 and not self._run_has_replies()
+
+    def _run_has_replies(self) -> bool:
+        run = Run.objects.only("done", "cached").get(pk=self.run_id)
+        return run.done > run.cached
+
+    def release(self) -> None:
+        """Give back unfinished chunks so that another worker (or a resume) can take them at once."""
+        with transaction.atomic():
+            for chunk_id, lease in self.leases.items():
+                RunChunk.objects.filter(pk=chunk_id, lease_owner=self.owner, claims=lease.token).exclude(
+                    status=RunChunk.Status.DONE
+                ).update(status=RunChunk.Status.PENDING, lease_owner="", lease_expires_at=None)
+            self.leases.clear()
+
+    def state(self) -> tuple[str, int]:
+        """Return the run's status and how many of its chunks are not done."""
+        status = Run.objects.values_list("status", flat=True).get(pk=self.run_id)
+        unfinished = RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).count()
+        if unfinished == 0 and status == Run.Status.RUNNING:
+            Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).update(
+                status=Run.Status.DONE, finished_at=timezone.now()
+            )
+            status = Run.Status.DONE
+        return status, unfinished
+
+    # --- the event loop side ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _collect(inflight: set, buffer: list, task: asyncio.Task) -> None:
+        inflight.discard(task)
+        if not task.cancelled():
+            buffer.append(task.result())
+
+    def _request_stop(self, signum: int, previous: object) -> None:
+        """Stop taking chunks and finish what is in flight; let db_worker's own handler see the signal too."""
+        logger.warning("Run %s: %s received, finishing requests in flight", self.run_id, signal.strsignal(signum))
+        self.stop_requested = True
+        if callable(previous):
+            previous(signum, None)
+
+    async def _db(self, function: object, *args: object) -> object:
+        return await asyncio.get_running_loop().run_in_executor(self.db_thread, function, *args)
+
+    async def main(self) -> None:
+        inflight: set[asyncio.Task] = set()
+        buffer: list[CallOutcome] = []
+        target = max(2 * self.config.max_concurrency, 8)
+        stopping = cancelling = False
+        more_chunks = True
+        last_flush = time.monotonic()
+        heartbeat_every = max(self.lease_seconds / 3, 0.2)
+        next_state_check = 0.0
+        loop = asyncio.get_running_loop()
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, self._request_stop, signum, self.previous_handlers.get(signum))
+        async with Executor(self.config) as executor:
+            while True:
+                if self.stop_requested and not stopping:
+                    stopping = True
+                while not stopping and more_chunks and len(inflight) < target:
+                    claimed = await self._db(self.claim)
+                    if claimed is None:
+                        more_chunks = False
+                        break
+                    _lease, specs = claimed
+                    for spec in specs:
+                        task = asyncio.create_task(executor.call(spec))
+                        inflight.add(task)
+                        task.add_done_callback(functools.partial(self._collect, inflight, buffer))
+                now = time.monotonic()
+                due = buffer and (now - last_flush >= self.flush_seconds or not inflight or len(buffer) >= 500)
+                if due or (self.leases and now - last_flush >= heartbeat_every):
+                    batch, buffer[:] = list(buffer), []
+                    result = await self._db(self.flush, batch)
+                    last_flush = time.monotonic()
+                    if result.status != Run.Status.RUNNING:
+                        stopping = True
+                        cancelling = result.status in (Run.Status.CANCELLED, Run.Status.FAILED)
+                    if cancelling:
+                        for task in list(inflight):
+                            task.cancel()
+                    continue
+                if not inflight and not buffer:
+                    if stopping:
+                        break
+                    if now < next_state_check:
+                        await asyncio.sleep(TICK_SECONDS)
+                        continue
+                    status, unfinished = await self._db(self.state)
+                    if status != Run.Status.RUNNING or unfinished == 0:
+                        break
+                    # Other workers hold the remaining chunks: wait, and take over any whose lease expires.
+                    more_chunks = True
+                    next_state_check = time.monotonic() + min(1.0, self.lease_seconds / 4)
+                    continue
+                await asyncio.sleep(TICK_SECONDS)
+                if time.monotonic() >= next_state_check:
+                    more_chunks = True
+                    next_state_check = time.monotonic() + 0.5
+
+    def close(self) -> None:
+        def close_connections() -> None:
+            connections.close_all()
+
+        self.db_thread.submit(close_connections).result()
+        self.db_thread.shutdown(wait=True)
+
+
+def run_work(*, run_id: int, owner: str | None = None) -> str:
+    """Work on a run until it is done, paused, cancelled or failed, or other workers hold the rest; return its status.
+
+    Never raises for a provider's errors: they are recorded on the calls, items and run.
+    """
+    owner = owner or worker_identity()
+    now = timezone.now()
+    Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
+        status=Run.Status.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now
+    )
+    run = Run.objects.select_related("endpoint").get(pk=run_id)
+    if run.status != Run.Status.RUNNING:
+        return run.status
+    try:
+        config = endpoint_config(run.endpoint)
+        parsers.get(run.parser)
+    except (MissingKey, KeyError) as exc:
+        message = str(exc).strip('"')
+        Run.objects.filter(pk=run_id, status__in=Run.ACTIVE).update(
+            status=Run.Status.FAILED, error=message, finished_at=timezone.now()
+        )
+        return Run.Status.FAILED
+    worker = RunWorker(run, config, owner)
+    interrupted = False
+    try:
+        asyncio.run(worker.main())
+    except (KeyboardInterrupt, SystemExit):
+        interrupted = True
+        raise
+    except Exception as exc:
+        logger.exception("Run %s: worker %s stopped by an unexpected error", run_id, owner)
+        Run.objects.filter(pk=run_id, status__in=Run.ACTIVE).update(
+            status=Run.Status.FAILED, error=f"Internal error in worker {owner}: {type(exc).__name__}: {exc}"
+        )
+        raise
+    finally:
+        for signum, handler in worker.previous_handlers.items():
+            if threading.current_thread() is threading.main_thread() and handler is not None:
+                signal.signal(signum, handler)
+        try:
+            worker.db_thread.submit(worker.release).result()
+        finally:
+            worker.close()
+        if interrupted or worker.stop_requested:
+            _continue_later(run_id)
+    return Run.objects.values_list("status", flat=True).get(pk=run_id)
+
+
+def _continue_later(run_id: int) -> None:
+    """Queue another task for a run this worker left unfinished because it was asked to stop."""
+    from llm.tasks import run_work as run_work_task
+
+    if Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
+        run_work_task.enqueue(run_id)

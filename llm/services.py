@@ -1,0 +1,447 @@
+"""Every write on endpoints, calls and runs: called by views, the API, commands and other apps alike."""
+
+import asyncio
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from llm import parsers, selectors
+from llm.calls import RequestError, build_request, request_hash, rough_request_cost
+from llm.executor import CallSpec, execute_all
+from llm.models import Endpoint, LLMCall, Run, RunChunk, RunItem
+from llm.runner import CallState, MissingKey, endpoint_config, merge_outcome, outcome_cost, parse_cached
+
+ENDPOINT_FIELDS = (
+    "name",
+    "base_url",
+    "model",
+    "api_style",
+    "api_key_env",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "reasoning_effort",
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "max_concurrency",
+    "rpm_limit",
+    "timeout_seconds",
+    "max_retries",
+    "is_simulator",
+    "is_active",
+    "notes",
+)
+
+# The roles the simulator plays, registered by `make run` (see docs/llm.md).
+SIMULATED_MODELS = (
+    ("sim-mcq-acc90", "Simulator · MCQ 90%"),
+    ("sim-mcq-acc70", "Simulator · MCQ 70%"),
+    ("sim-mcq-acc40", "Simulator · MCQ 40%"),
+    ("sim-style-template", "Simulator · template style"),
+    ("sim-style-list", "Simulator · list style"),
+    ("sim-style-concise", "Simulator · concise style"),
+    ("sim-judge", "Simulator · judge (accurate)"),
+    ("sim-judge-noise25-bias10", "Simulator · judge (noisy, biased to A)"),
+    ("sim-drafter", "Simulator · item drafter"),
+)
+
+
+# --- endpoints ------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def endpoint_create(*, data: dict) -> Endpoint:
+    """Create an endpoint from field values (see ENDPOINT_FIELDS); the API key itself is never accepted."""
+    endpoint = Endpoint(**{k: v for k, v in data.items() if k in ENDPOINT_FIELDS})
+    endpoint.full_clean()
+    endpoint.save()
+    return endpoint
+
+
+@transaction.atomic
+def endpoint_update(*, endpoint: Endpoint, data: dict) -> Endpoint:
+    """Change an endpoint's settings. Cached calls stay valid: the cache key holds the model and parameters."""
+    for name, value in data.items():
+        if name in ENDPOINT_FIELDS:
+            setattr(endpoint, name, value)
+    endpoint.full_clean()
+    endpoint.save()
+    return endpoint
+
+
+@transaction.atomic
+def simulator_endpoints_register(*, base_url: str) -> list[Endpoint]:
+    """Create or refresh one endpoint per simulated role at ``base_url``; running it again changes nothing."""
+    endpoints = []
+    for model, name in SIMULATED_MODELS:
+        endpoint = Endpoint.objects.filter(name=name).first() or Endpoint(name=name)
+        endpoint.base_url = base_url
+        endpoint.model = model
+        endpoint.api_style = Endpoint.ApiStyle.CHAT
+        endpoint.api_key_env = ""
+        endpoint.is_simulator = True
+        endpoint.max_concurrency = max(endpoint.max_concurrency, 32) if endpoint.pk else 32
+        endpoint.price_input_per_mtok = Decimal("0.5")
+        endpoint.price_output_per_mtok = Decimal("1.5")
+        endpoint.notes = _("Local simulator: replies are synthetic and must not be reported as results.")
+        endpoint.full_clean()
+        endpoint.save()
+        endpoints.append(endpoint)
+    return endpoints
+
+
+@dataclass
+class ConnectionReport:
+    ok: bool
+    message: str
+    latency_ms: int | None = None
+    error_kind: str = ""
+    reply: str = ""
+    call_id: int | None = None
+
+
+def endpoint_test_connection(*, endpoint: Endpoint) -> ConnectionReport:
+    """Send one tiny request (no retries) and report the latency, or what is wrong, in plain words."""
+    try:
+        config = endpoint_config(endpoint, timeout=min(endpoint.timeout_seconds, 30.0), max_retries=0)
+    except MissingKey as exc:
+        return ConnectionReport(ok=False, message=str(exc), error_kind="missing_key")
+    if endpoint.api_style == Endpoint.ApiStyle.CHAT:
+        request = build_request(
+            api_style=endpoint.api_style,
+            model=endpoint.model,
+            defaults=endpoint.default_params(),
+            messages=[{"role": "user", "content": "Reply with the single word OK."}],
+            params={"max_tokens": max(endpoint.max_tokens or 0, 16)},
+        )
+        parser = None
+    else:
+        request = build_request(
+            api_style=endpoint.api_style, model=endpoint.model, defaults=endpoint.default_params(), prompt="Hello there"
+        )
+        parser = parsers.get("logprobs")
+    spec = CallSpec(ident=0, request=request, call_hash="test-" + uuid.uuid4().hex, parser=parser)
+    outcome = asyncio.run(execute_all(config, [spec]))[0]
+    with transaction.atomic():
+        call = LLMCall(endpoint=endpoint, request_hash=request_hash(request, fresh_nonce=spec.call_hash), fresh=True)
+        call.request = request
+        state = CallState(call_id=0, sends=0, retries=0, input_tokens=0, output_tokens=0, cost=Decimal(0), attempts=[])
+        for name, value in merge_outcome(state, outcome, outcome_cost(outcome, endpoint)).items():
+            setattr(call, name, value)
+        call.save()
+    if outcome.received and outcome.parsed is not False:
+        message = _("Connected: the model answered in %(ms)s ms.") % {"ms": outcome.latency_ms}
+        return ConnectionReport(True, message, outcome.latency_ms, reply=outcome.response_text[:200], call_id=call.pk)
+    if outcome.received:
+        message = _(
+            "The server answered but sent no prompt log-probabilities, so it cannot score with echo and "
+            "logprobs: %(error)s"
+        ) % {"error": outcome.error}
+    else:
+        message = outcome.error
+    return ConnectionReport(
+        False, message, outcome.latency_ms, outcome.error_kind, outcome.response_text[:200], call.pk
+    )
+
+
+# --- single calls -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CallResult:
+    call: LLMCall
+    result: object
+    cached: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.call.status == LLMCall.Status.SUCCEEDED and self.call.parsed is not False
+
+
+def call_make(
+    *,
+    endpoint: Endpoint,
+    messages: list | None = None,
+    prompt: str | None = None,
+    params: dict | None = None,
+    parser: str = "text",
+    fresh: bool = False,
+    hints: dict | None = None,
+    max_parse_retries: int | None = None,
+) -> CallResult:
+    """Send one request now (or serve it from the cache) and return the recorded call with its parsed result.
+
+    For a handful of calls from a page or a command; batches belong in a run (``run_create``).
+    """
+    parse = parsers.get(parser)
+    retries = settings.LLM_MAX_PARSE_RETRIES if max_parse_retries is None else max_parse_retries
+    request = build_request(
+        api_style=endpoint.api_style,
+        model=endpoint.model,
+        defaults=endpoint.default_params(),
+        messages=messages,
+        prompt=prompt,
+        params=params,
+    )
+    key = request_hash(request, fresh_nonce=uuid.uuid4().hex if fresh else "")
+    with transaction.atomic():
+        call, _created = LLMCall.objects.get_or_create(
+            endpoint=endpoint, request_hash=key, defaults={"request": request, "fresh": fresh}
+        )
+    if call.status == LLMCall.Status.SUCCEEDED:
+        try:
+            return CallResult(call, parse(call.response_text, call.response_json or {}), cached=True)
+        except Exception:  # noqa: BLE001 - the cached reply does not parse: send it again
+            if retries == 0:
+                return CallResult(call, None, cached=True)
+            retries -= 1
+    try:
+        config = endpoint_config(endpoint)
+    except MissingKey as exc:
+        LLMCall.objects.filter(pk=call.pk).update(
+            status=LLMCall.Status.FAILED, error_kind=LLMCall.ErrorKind.MISSING_KEY, error=str(exc)
+        )
+        call.refresh_from_db()
+        return CallResult(call, None, cached=False)
+    spec = CallSpec(
+        ident=call.pk,
+        request=request,
+        call_hash=key,
+        first_send=call.sends,
+        hints=hints or {},
+        parser=parse,
+        max_parse_retries=retries,
+    )
+    outcome = asyncio.run(execute_all(config, [spec]))[0]
+    state = CallState(
+        call.pk, call.sends, call.retries, call.input_tokens, call.output_tokens, call.cost, call.attempts
+    )
+    with transaction.atomic():
+        LLMCall.objects.filter(pk=call.pk).update(**merge_outcome(state, outcome, outcome_cost(outcome, endpoint)))
+    call.refresh_from_db()
+    return CallResult(call, outcome.result if outcome.parsed else None, cached=False)
+
+
+# --- runs -------------------------------------------------------------------------------------------------------
+
+
+def _prompt_request(endpoint: Endpoint, prompt: dict, defaults: dict) -> dict:
+    return build_request(
+        api_style=endpoint.api_style,
+        model=endpoint.model,
+        defaults=defaults,
+        messages=prompt.get("messages"),
+        prompt=prompt.get("prompt"),
+        params=prompt.get("params"),
+    )
+
+
+@transaction.atomic
+def run_create(
+    *,
+    endpoint: Endpoint,
+    prompts: Iterable[dict],
+    parser: str,
+    name: str,
+    user: AbstractBaseUser | None = None,
+    fresh: bool = False,
+    purpose: str = "",
+    max_parse_retries: int | None = None,
+    chunk_size: int | None = None,
+    start: bool = True,
+) -> Run:
+    """Plan a run: one item per prompt, grouped into chunks, queued for the workers unless ``start`` is False.
+
+    A prompt is ``{"key": "stable-id", "messages": [...]}`` (or ``"prompt": "text"``), with optional ``"params"``
+    overriding the endpoint's defaults and ``"hints"`` for the simulator (``{"answer": "B"}``). All or nothing:
+    one bad prompt refuses the whole run, naming the prompt at fault.
+    """
+    try:
+        parsers.get(parser)
+    except KeyError as exc:
+        raise ValidationError({"parser": str(exc).strip('"')}) from exc
+    if not endpoint.is_active:
+        raise ValidationError({"endpoint": _("This endpoint is switched off.")})
+    run = Run(
+        name=name,
+        purpose=purpose,
+        endpoint=endpoint,
+        parser=parser,
+        fresh=fresh,
+        created_by=user,
+        max_parse_retries=settings.LLM_MAX_PARSE_RETRIES if max_parse_retries is None else max_parse_retries,
+        chunk_size=chunk_size or settings.LLM_CHUNK_SIZE,
+    )
+    run.full_clean()
+    run.save()
+    defaults = endpoint.default_params()
+    errors: list[str] = []
+    groups: dict[str, list[dict]] = {}
+    keys: set[str] = set()
+    count = 0
+    for position, prompt in enumerate(prompts, start=1):
+        count = position
+        if count > settings.LLM_RUN_MAX_PROMPTS:
+            raise ValidationError(_("A run holds at most %(n)s prompts.") % {"n": settings.LLM_RUN_MAX_PROMPTS})
+        if not isinstance(prompt, dict):
+            errors.append(_("Prompt %(n)s: not an object.") % {"n": position})
+            continue
+        key = str(prompt.get("key", "")).strip()
+        if not key or len(key) > 200:
+            errors.append(_("Prompt %(n)s: needs a key of 1 to 200 characters.") % {"n": position})
+            continue
+        if key in keys:
+            errors.append(_("Prompt %(n)s: the key %(key)s is used twice.") % {"n": position, "key": key})
+            continue
+        keys.add(key)
+        try:
+            request = _prompt_request(endpoint, prompt, defaults)
+        except RequestError as exc:
+            errors.append(_("Prompt %(n)s (%(key)s): %(error)s") % {"n": position, "key": key, "error": exc})
+            continue
+        hints = prompt.get("hints") or {}
+        if not isinstance(hints, dict):
+            errors.append(_("Prompt %(n)s (%(key)s): hints must be an object.") % {"n": position, "key": key})
+            continue
+        digest = request_hash(request, fresh_nonce=f"run:{run.pk}:{key}" if fresh else "")
+        groups.setdefault(digest, []).append(
+            {"key": key, "position": position, "request": request, "request_hash": digest, "hints": hints}
+        )
+        if len(errors) >= 20:
+            break
+    if errors:
+        raise ValidationError(errors)
+    if not count:
+        raise ValidationError(_("The run has no prompts."))
+    cached = {} if fresh else _cached_results(endpoint, list(groups), parsers.get(parser))
+    # Identical requests share a call, so they go in the same chunk: no two workers ever send the same request.
+    chunk_rows: list[list[dict]] = [[]]
+    for group in groups.values():
+        if chunk_rows[-1] and len(chunk_rows[-1]) + len(group) > run.chunk_size:
+            chunk_rows.append([])
+        chunk_rows[-1].extend(group)
+    now = timezone.now()
+    for rows in chunk_rows:
+        for row in rows:
+            if row["request_hash"] in cached:
+                call_id, result = cached[row["request_hash"]]
+                row.update(call_id=call_id, result=result, status=RunItem.Status.DONE, cached=True, finished_at=now)
+    chunks = RunChunk.objects.bulk_create(
+        [
+            RunChunk(run=run, number=number, status=RunChunk.Status.DONE, finished_at=now)
+            if all(row.get("cached") for row in rows)
+            else RunChunk(run=run, number=number)
+            for number, rows in enumerate(chunk_rows, start=1)
+        ]
+    )
+    items = [
+        RunItem(run=run, chunk=chunk, **row) for chunk, rows in zip(chunks, chunk_rows, strict=True) for row in rows
+    ]
+    RunItem.objects.bulk_create(items, batch_size=1000)
+    run.planned = len(items)
+    run.done = run.cached = sum(1 for item in items if item.cached)
+    run.estimated_cost = sum(
+        (
+            rough_request_cost(
+                group[0]["request"],
+                price_input=endpoint.price_input_per_mtok,
+                price_output=endpoint.price_output_per_mtok,
+            )
+            for group in groups.values()
+        ),
+        Decimal("0"),
+    )
+    open_chunks = sum(1 for chunk in chunks if chunk.status != RunChunk.Status.DONE)
+    if not open_chunks:
+        run.status = Run.Status.DONE
+        run.started_at = run.finished_at = now
+    run.save(update_fields=["planned", "done", "cached", "estimated_cost", "status", "started_at", "finished_at"])
+    if start and open_chunks:
+        _enqueue(run, n_chunks=open_chunks)
+    return run
+
+
+def _cached_results(endpoint: Endpoint, hashes: list[str], parse: parsers.Parser) -> dict[str, tuple[int, object]]:
+    """Return {request hash: (call id, parsed result)} for the requests already answered and parseable."""
+    found = {}
+    for start in range(0, len(hashes), 500):
+        calls = LLMCall.objects.filter(
+            endpoint=endpoint, status=LLMCall.Status.SUCCEEDED, request_hash__in=hashes[start : start + 500]
+        ).values_list("pk", "request_hash", "response_text", "response_json")
+        for pk, digest, text, raw in calls:
+            result, problem = parse_cached(parse, text, raw)
+            if not problem:
+                found[digest] = (pk, result)
+    return found
+
+
+def _enqueue(run: Run, *, n_chunks: int | None = None) -> None:
+    from llm import tasks
+
+    if n_chunks is None:
+        n_chunks = run.chunks.exclude(status=RunChunk.Status.DONE).count()
+    n_tasks = max(1, min(n_chunks, settings.LLM_TASKS_PER_RUN))
+    run_id = run.pk
+    transaction.on_commit(lambda: [tasks.run_work.enqueue(run_id) for _ in range(n_tasks)])
+
+
+def _locked(run: Run) -> Run:
+    return Run.objects.select_for_update().get(pk=run.pk)
+
+
+@transaction.atomic
+def run_pause(*, run: Run) -> Run:
+    """Stop a queued or running run after the requests in flight; ``run_resume`` carries on where it stopped."""
+    run = _locked(run)
+    if run.status not in Run.ACTIVE:
+        raise ValidationError(
+            _("Only a queued or running run can be paused; this one is %(status)s.")
+            % {"status": run.get_status_display()}
+        )
+    run.status = Run.Status.PAUSED
+    run.full_clean()
+    run.save(update_fields=["status"])
+    return run
+
+
+@transaction.atomic
+def run_resume(*, run: Run) -> Run:
+    """Queue a paused or failed run again (or a running one whose workers all died); done items are kept."""
+    run = _locked(run)
+    stalled = run.status == Run.Status.RUNNING and selectors.run_is_stalled(run=run)
+    if run.status not in (Run.Status.PAUSED, Run.Status.FAILED) and not stalled:
+        raise ValidationError(
+            _("Only a paused, failed or stalled run can be resumed; this one is %(status)s.")
+            % {"status": run.get_status_display()}
+        )
+    if not run.chunks.exclude(status=RunChunk.Status.DONE).exists():
+        raise ValidationError(_("Nothing is left to do in this run."))
+    run.status = Run.Status.QUEUED
+    run.error = ""
+    run.finished_at = None
+    run.heartbeat_at = timezone.now()
+    run.full_clean()
+    run.save(update_fields=["status", "error", "finished_at", "heartbeat_at"])
+    _enqueue(run)
+    return run
+
+
+@transaction.atomic
+def run_cancel(*, run: Run) -> Run:
+    """Stop a run for good; what is done stays, the rest is never sent."""
+    run = _locked(run)
+    if run.status in (Run.Status.DONE, Run.Status.CANCELLED):
+        raise ValidationError(_("This run is already %(status)s.") % {"status": run.get_status_display()})
+    run.status = Run.Status.CANCELLED
+    run.finished_at = timezone.now()
+    run.full_clean()
+    run.save(update_fields=["status", "finished_at"])
+    return run

@@ -1,0 +1,179 @@
+#!/usr/bin/env python
+"""Benchmark the LLM run path end to end: task queue, db_worker, openai client, HTTP, simulator, database writes.
+
+    make bench                                  # SQLite in a temporary file
+    DATABASE_URL=postgres://... make bench      # PostgreSQL (writes an endpoint and two runs into that database)
+    make bench BENCH_ARGS="--n 500 --workers 2"
+
+Prints throughput as a ratio of the ideal ``concurrency / latency`` and the time of a second, fully cached pass
+as a share of the first. Exit status 1 if the simulator billed any request twice or missed one.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=2000, help="calls in the run (default 2000)")
+    parser.add_argument("--concurrency", type=int, default=64, help="endpoint max concurrency (default 64)")
+    parser.add_argument("--latency-ms", type=float, default=500.0, help="simulated latency (default 500)")
+    parser.add_argument("--jitter-ms", type=float, default=0.0, help="simulated latency jitter (default 0)")
+    parser.add_argument("--workers", type=int, default=1, help="db_worker processes (default 1)")
+    parser.add_argument("--chunk-size", type=int, default=None, help="items per chunk (default LLM_CHUNK_SIZE)")
+    return parser.parse_args()
+
+
+def start(command: list[str], env: dict, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def wait_for_line(log: Path, needle: str, timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for line in log.read_text().splitlines():
+            if needle in line:
+                return line
+        time.sleep(0.05)
+    raise RuntimeError(f"{needle!r} did not appear in {log}:\n{log.read_text()}")
+
+
+def main() -> int:
+    args = parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="eistudio-bench-"))
+    env = dict(os.environ)
+    env.setdefault("SECRET_KEY", "bench-only-secret-key-" + uuid.uuid4().hex)
+    env["DEBUG"] = "0"
+    env["SECURE_SSL_REDIRECT"] = "0"
+    env["LOG_LEVEL"] = "WARNING"
+    env.setdefault("DATABASE_URL", f"sqlite:///{tmp / 'bench.sqlite3'}")
+    os.environ.update(env)
+    database = "PostgreSQL" if env["DATABASE_URL"].startswith("postgres") else "SQLite"
+    python = sys.executable
+    subprocess.run([python, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
+
+    processes: list[subprocess.Popen] = []
+    try:
+        sim_log = tmp / "simulator.log"
+        processes.append(
+            start(
+                [
+                    python,
+                    "manage.py",
+                    "llm_simulator",
+                    "--port",
+                    "0",
+                    "--latency-ms",
+                    str(args.latency_ms),
+                    "--jitter-ms",
+                    str(args.jitter_ms),
+                ],
+                env,
+                sim_log,
+            )
+        )
+        base = wait_for_line(sim_log, "listening on").split()[-3]
+        for number in range(args.workers):
+            log = tmp / f"worker{number}.log"
+            processes.append(
+                start(
+                    [python, "manage.py", "db_worker", "--interval", "0.05", "--no-startup-delay", "--skip-checks"],
+                    env,
+                    log,
+                )
+            )
+
+        sys.path.insert(0, str(ROOT))
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+        import django
+
+        django.setup()
+        from llm import services
+        from llm.models import Run
+
+        tag = uuid.uuid4().hex[:8]
+        endpoint = services.endpoint_create(
+            data={
+                "name": f"bench-{tag}",
+                "base_url": base,
+                "model": "sim-style-concise",
+                "is_simulator": True,
+                "max_concurrency": args.concurrency,
+                "price_input_per_mtok": "0.5",
+                "price_output_per_mtok": "1.5",
+            }
+        )
+        prompts = [
+            {"key": f"p{i}", "messages": [{"role": "user", "content": f"Bench {tag} prompt {i}: I failed my exam."}]}
+            for i in range(args.n)
+        ]
+
+        def timed_run(label: str) -> tuple[float, Run]:
+            started = time.monotonic()
+            run = services.run_create(
+                endpoint=endpoint,
+                prompts=prompts,
+                parser="text",
+                name=f"bench {tag} {label}",
+                chunk_size=args.chunk_size,
+            )
+            while True:
+                run.refresh_from_db()
+                if run.status not in Run.ACTIVE:
+                    break
+                time.sleep(0.02)
+            return time.monotonic() - started, run
+
+        # Warm the workers (imports, first connections) outside the measurement.
+        warm_up = [{"key": "warm-up", "messages": [{"role": "user", "content": f"Bench {tag} warm-up"}]}]
+        services.run_create(endpoint=endpoint, prompts=warm_up, parser="text", name=f"bench {tag} warm-up")
+        time.sleep(args.latency_ms / 1000 + 1.5)
+        with urllib.request.urlopen(base.removesuffix("/v1") + "/_sim/reset", data=b"") as response:
+            response.read()
+
+        first_seconds, first = timed_run("first pass")
+        second_seconds, second = timed_run("cached pass")
+        with urllib.request.urlopen(base.removesuffix("/v1") + "/_sim/stats") as response:
+            stats = json.load(response)
+
+        ideal = args.concurrency / (args.latency_ms / 1000)
+        throughput = args.n / first_seconds
+        ratio = throughput / ideal
+        print(f"database            {database}")
+        print(f"calls               {args.n} (concurrency {args.concurrency}, latency {args.latency_ms:.0f} ms)")
+        print(f"workers             {args.workers}")
+        print(f"first pass          {first_seconds:.2f} s, {first.status}: {first.done} done, {first.failed} failed")
+        print(f"throughput          {throughput:.1f} calls/s; ideal {ideal:.1f} calls/s")
+        print(f"ratio to ideal      {ratio:.3f}  (target >= 0.85)")
+        print(f"cached pass         {second_seconds:.2f} s, {second.cached} from cache, status {second.status}")
+        print(f"cached / first      {100 * second_seconds / first_seconds:.1f}%  (target < 5%)")
+        print(
+            f"simulator billed    {stats['billable']} requests, {stats['duplicate_billed_keys']} keys billed twice, "
+            f"{stats['requests']} requests seen"
+        )
+        ok = stats["billable"] == args.n and stats["duplicate_billed_keys"] == 0 and first.done == args.n
+        return 0 if ok else 1
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
