@@ -30,6 +30,7 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("llm/", include("llm.urls")),
     path("calibration/", include("calibration.urls")),
+    path("evaluation/", include("evaluation.urls")),
     path("admin/", admin.site.urls),
     path("api/llm/", include("llm.api_urls")),
     path("api/", include(router.urls)),

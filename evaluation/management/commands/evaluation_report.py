@@ -1,0 +1,35 @@
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from evaluation import services
+from evaluation.models import EvaluationRun
+from evaluation.report import report_digest, report_files
+
+
+class Command(BaseCommand):
+    help = "Write an evaluation run's report (JSON, CSV tables, LaTeX, SVG figures) into DIR; --recompute rebuilds it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("run", help="run id or name")
+        parser.add_argument("--out", required=True, type=Path)
+        parser.add_argument("--recompute", action="store_true", help="recompute from the stored calls first")
+
+    def handle(self, *args: object, **options: object) -> None:
+        key = options["run"]
+        run = EvaluationRun.objects.filter(pk=int(key)).first() if key.isdigit() else None
+        run = run or EvaluationRun.objects.filter(name=key).first()
+        if run is None:
+            raise CommandError(f"no evaluation run {key!r}")
+        if options["recompute"] or not run.report:
+            before = run.report_digest
+            services.evaluation_report_compute(run=run)
+            if before and before != run.report_digest:
+                self.stderr.write(f"warning: the recomputed report differs from the stored one ({before})")
+        out: Path = options["out"]
+        out.mkdir(parents=True, exist_ok=True)
+        for name, data in report_files(run.report).items():
+            (out / name).write_bytes(data)
+        (out / "report.json").write_text(json.dumps(run.report, ensure_ascii=False, indent=2), encoding="utf-8")
+        self.stdout.write(self.style.SUCCESS(f"wrote the report of {run.name} to {out} ({report_digest(run.report)})"))

@@ -1,0 +1,165 @@
+"""Evaluation runs: models under test on a frozen release, their responses, pairwise verdicts and the report."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+
+class EvaluationRun(models.Model):
+    class Protocol(models.TextChoices):
+        LETTER = "letter", _("letter choice with shuffled options (chat)")
+        LOGPROB = "logprob", _("mean per-token log-probability of each option (legacy completions)")
+
+    class Pairing(models.TextChoices):
+        ROUND_ROBIN = "round_robin", _("full round-robin")
+        ADAPTIVE = "adaptive", _("adaptive (uncertainty and match quality)")
+
+    class Phase(models.TextChoices):
+        DRAFT = "draft", _("not started")
+        RESPONSES = "responses", _("collecting responses")
+        JUDGING = "judging", _("judging open responses")
+        DONE = "done", _("done")
+        CANCELLED = "cancelled", _("cancelled")
+
+    name = models.CharField(_("name"), max_length=200, unique=True)
+    release = models.ForeignKey("annotation.Release", on_delete=models.PROTECT, related_name="evaluation_runs")
+    languages = models.JSONField(_("languages"), default=list)
+    judge = models.ForeignKey(
+        "calibration.Judge", null=True, blank=True, on_delete=models.PROTECT, related_name="evaluation_runs"
+    )
+    judge_override_reason = models.TextField(_("reason for running without the selected judge"), blank=True)
+    combine_rule = models.CharField(_("order combination"), max_length=12, default="facet_tie")
+    protocol = models.CharField(
+        _("objective protocol"), max_length=10, choices=Protocol.choices, default=Protocol.LETTER
+    )
+    pairing = models.CharField(_("pairing"), max_length=12, choices=Pairing.choices, default=Pairing.ROUND_ROBIN)
+    adaptive_rounds = models.PositiveSmallIntegerField(_("adaptive rounds"), default=3)
+    adaptive_pairs_per_round = models.PositiveIntegerField(_("adaptive pairs per round and stratum"), default=4)
+    margin_mapping = models.CharField(_("margin to update mapping"), max_length=10, default="linear")
+    seed = models.IntegerField(_("seed"), default=0)
+    phase = models.CharField(_("phase"), max_length=10, choices=Phase.choices, default=Phase.DRAFT)
+    adaptive_round = models.PositiveSmallIntegerField(default=0)
+    notes = models.JSONField(_("what is missing"), default=list, blank=True)
+    report = models.JSONField(_("report"), null=True, blank=True)
+    report_digest = models.CharField(max_length=64, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [("run_evaluation", "Can start and inspect evaluation runs")]
+        verbose_name = _("evaluation run")
+        verbose_name_plural = _("evaluation runs")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelUnderTest(models.Model):
+    """A model endpoint in a run, under an anonymous code used in prompts to judges and in exports."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="models")
+    endpoint = models.ForeignKey("llm.Endpoint", on_delete=models.PROTECT, related_name="+")
+    code = models.CharField(_("anonymous code"), max_length=20)
+    label = models.CharField(_("display name"), max_length=200)
+
+    class Meta:
+        ordering = ["run", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "code"], name="model_code_unique_in_run"),
+            models.UniqueConstraint(fields=["run", "endpoint"], name="model_endpoint_unique_in_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.label})"
+
+
+class EvaluationLLMRun(models.Model):
+    class Kind(models.TextChoices):
+        PROBE = "probe", _("log-probability probe")
+        RESPONSES = "responses", _("responses")
+        JUDGING = "judging", _("judging")
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="llm_runs")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    model = models.ForeignKey(ModelUnderTest, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    llm_run = models.ForeignKey("llm.Run", on_delete=models.PROTECT, related_name="+")
+    round = models.PositiveSmallIntegerField(default=0)
+    collected = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"{self.run} {self.kind} {self.llm_run_id}"
+
+
+class Answer(models.Model):
+    """One model's answer to one objective item (or one turn of it) in one language."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="answers")
+    model = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="answers")
+    item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="+")
+    revision = models.ForeignKey("annotation.ItemRevision", on_delete=models.PROTECT, related_name="+")
+    language = models.CharField(max_length=2)
+    turn = models.PositiveSmallIntegerField(default=0)
+    option_order = models.JSONField(_("options shown, as original indices"))
+    correct_index = models.SmallIntegerField(null=True)
+    chosen_index = models.SmallIntegerField(null=True, blank=True)
+    parsed = models.BooleanField(default=False)
+    correct = models.BooleanField(default=False)
+    scores = models.JSONField(_("option log-probabilities"), null=True, blank=True)
+    call = models.ForeignKey("llm.LLMCall", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    raw = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "model", "item", "language", "turn"], name="one_answer_per_turn")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_id} {self.item_id} [{self.language}] t{self.turn}"
+
+
+class OpenResponse(models.Model):
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="open_responses")
+    model = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="open_responses")
+    item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="+")
+    language = models.CharField(max_length=2)
+    text = models.TextField(blank=True)
+    ok = models.BooleanField(default=False)
+    call = models.ForeignKey("llm.LLMCall", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "model", "item", "language"], name="one_open_response")]
+
+    def __str__(self) -> str:
+        return f"{self.model_id} {self.item_id} [{self.language}]"
+
+
+class PairVerdict(models.Model):
+    """The judge on two open responses to one item, in one order; score canonical (+: model_a better)."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="pair_verdicts")
+    item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="+")
+    language = models.CharField(max_length=2)
+    model_a = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="+")
+    model_b = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=2)
+    round = models.PositiveSmallIntegerField(default=0)
+    parsed = models.BooleanField(default=False)
+    score = models.SmallIntegerField(null=True, blank=True)
+    raw = models.TextField(blank=True)
+    call = models.ForeignKey("llm.LLMCall", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "item", "language", "model_a", "model_b", "order"], name="one_pair_verdict_per_order"
+            ),
+            models.CheckConstraint(condition=~Q(model_a=models.F("model_b")), name="pair_of_two_models"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} {self.model_a_id}v{self.model_b_id} {self.order}: {self.score}"

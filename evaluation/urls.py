@@ -1,0 +1,14 @@
+from django.urls import path
+
+from evaluation import views
+
+app_name = "evaluation"
+
+urlpatterns = [
+    path("", views.run_list, name="run-list"),
+    path("new/", views.run_create, name="run-create"),
+    path("<int:pk>/", views.run_detail, name="run"),
+    path("<int:pk>/drill/", views.drill, name="drill"),
+    path("<int:pk>/files/<str:name>", views.run_download, name="download"),
+    path("<int:pk>/<str:action>/", views.run_action, name="action"),
+]
