@@ -10,6 +10,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from collections import defaultdict
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from annotation.content import canonical_json
 from calibration import agreement
 from calibration.models import CombineRule
-from evaluation import ratings
+from evaluation import ratings, stats, style
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
 
 
@@ -28,84 +29,182 @@ def _combine(rule: str, ab: float | None, ba: float | None) -> int | None:
 
 
 def _objective(run: EvaluationRun, codes: list[str]) -> dict:
-    from evaluation import stats
-
     answers = list(Answer.objects.filter(run=run).select_related("model", "item__dimension").order_by("id"))
-    # An item is correct only if every turn is (minimum across turns).
+    # An item counts as correct only if every turn is (the minimum across turns).
     items: dict[tuple, dict] = {}
     for a in answers:
-        key = (a.model.code, a.item.uid, a.language)
         entry = items.setdefault(
-            key,
+            (a.model.code, a.item.uid, a.language),
             {"dimension": a.item.dimension.code, "kind": a.item.kind, "turns": {}, "crisis": a.item.crisis_level_id},
         )
         entry["turns"][a.turn] = a
-    accuracy, summary, unparsed = [], [], []
-    per_model_lang: dict[tuple, dict[str, bool]] = defaultdict(dict)
-    groups: dict[tuple, list[bool]] = defaultdict(list)
-    for (code, uid, lang), entry in sorted(items.items()):
-        turns = [entry["turns"][t] for t in sorted(entry["turns"])]
-        correct = all(t.correct for t in turns)
-        groups[(code, entry["dimension"], lang)].append(correct)
-        per_model_lang[(code, lang)][uid] = correct
-        unparsed += [{"model": code, "item": uid, "language": lang, "turn": t.turn} for t in turns if not t.parsed]
-    for (code, dim, lang), values in sorted(groups.items()):
-        n, k = len(values), int(sum(values))
-        low, high = stats.wilson_interval(k, n)
-        accuracy.append(
-            {
-                "model": code,
-                "dimension": dim,
-                "language": lang,
-                "n": n,
-                "correct": k,
-                "accuracy": k / n,
-                "ci_low": low,
-                "ci_high": high,
-            }
-        )
+    unparsed = [
+        {"model": code, "item": uid, "language": lang, "turn": t.turn}
+        for (code, uid, lang), entry in sorted(items.items())
+        for t in entry["turns"].values()
+        if not t.parsed
+    ]
+    accuracy, summary, position, multi_turn, crisis, discrimination = [], [], [], [], [], []
+    correct_by: dict[tuple, dict[str, float]] = defaultdict(dict)
     for code in codes:
         for lang in run.languages:
-            rows = [r for r in accuracy if r["model"] == code and r["language"] == lang]
-            if not rows:
+            mine = {uid: e for (c, uid, lg), e in sorted(items.items()) if c == code and lg == lang}
+            if not mine:
                 continue
-            n, k = sum(r["n"] for r in rows), sum(r["correct"] for r in rows)
+            flags = {uid: float(all(t.correct for t in e["turns"].values())) for uid, e in mine.items()}
+            correct_by[lang].update({f"{code}|{uid}": v for uid, v in flags.items()})
+            grouped = stats.accuracy_by_group(
+                [e["dimension"] for e in mine.values()], list(flags.values()), seed=run.seed
+            )
+            for dim, prop in sorted(grouped.groups.items()):
+                accuracy.append(
+                    {
+                        "model": code,
+                        "dimension": dim,
+                        "language": lang,
+                        "n": prop.n,
+                        "correct": prop.successes,
+                        "accuracy": prop.value,
+                        "ci_low": prop.low,
+                        "ci_high": prop.high,
+                    }
+                )
             summary.append(
                 {
                     "model": code,
                     "language": lang,
-                    "micro": k / n,
-                    "macro": float(np.mean([r["accuracy"] for r in rows])),
-                    "n": n,
+                    "n": grouped.micro.n,
+                    "micro": grouped.micro.value,
+                    "micro_low": grouped.micro.low,
+                    "micro_high": grouped.micro.high,
+                    "macro": grouped.macro.value,
+                    "macro_low": grouped.macro.low,
+                    "macro_high": grouped.macro.high,
                 }
             )
+            first_turns = [e["turns"][0] for e in mine.values() if 0 in e["turns"]]
+            by_options: dict[int, list] = defaultdict(list)
+            for t in first_turns:
+                by_options[len(t.option_order)].append(t)
+            for n_options, group in sorted(by_options.items()):
+                bias = stats.position_bias(
+                    [None if t.chosen_index is None else t.option_order.index(t.chosen_index) for t in group],
+                    [t.option_order.index(t.correct_index) if t.correct_index is not None else 0 for t in group],
+                    n_options=n_options,
+                    by="position",
+                )
+                position.append({"model": code, "language": lang, "options": n_options, **bias.as_dict()})
+            two_turn = [e for e in mine.values() if e["kind"] == "multi_turn_choice" and len(e["turns"]) == 2]
+            if two_turn:
+                split = stats.turn_split([[float(e["turns"][t].correct) for t in (0, 1)] for e in two_turn])
+                multi_turn.append(
+                    {
+                        "model": code,
+                        "language": lang,
+                        "n": split.n_items,
+                        "both_right": split.both_right,
+                        "only_first": split.only_first,
+                        "only_second": split.only_second,
+                        "both_wrong": split.both_wrong,
+                    }
+                )
+            crisis_items = [e for e in mine.values() if e["crisis"] and e["dimension"] == "crisis_recognition"]
+            if crisis_items:
+                truth, predicted = [], []
+                for e in crisis_items:
+                    t = e["turns"][0]
+                    options = t.revision.content[lang]["options"]
+                    truth.append(_level(options[t.correct_index]) if t.correct_index is not None else None)
+                    predicted.append(_level(options[t.chosen_index]) if t.chosen_index is not None else None)
+                pairs = [(a, b) for a, b in zip(truth, predicted, strict=True) if a is not None]
+                if pairs:
+                    confusion = stats.crisis_confusion([a for a, _ in pairs], [b for _, b in pairs])
+                    crisis.append({"model": code, "language": lang, **confusion.as_dict()})
+    for (dim, lang), rows in sorted(_group(accuracy, ("dimension", "language")).items()):
+        chance = float(
+            np.mean(
+                [
+                    1 / len(t.option_order)
+                    for (c, uid, lg), e in items.items()
+                    if lg == lang and e["dimension"] == dim
+                    for t in e["turns"].values()
+                ]
+            )
+        )
+        mean_accuracy = float(np.mean([r["accuracy"] for r in rows]))
+        discrimination.append(
+            {
+                "dimension": dim,
+                "language": lang,
+                "chance": chance,
+                "mean_accuracy": mean_accuracy,
+                "discriminability": stats.discriminability(mean_accuracy, chance),
+            }
+        )
     paired = []
     for lang in run.languages:
+        shared = (
+            sorted(
+                {key.split("|", 1)[1] for key in correct_by[lang]}
+                & set.intersection(
+                    *[{k.split("|", 1)[1] for k in correct_by[lang] if k.startswith(f"{c}|")} for c in codes]
+                )
+            )
+            if codes
+            else []
+        )
         for i, a in enumerate(codes):
             for b in codes[i + 1 :]:
-                common = sorted(set(per_model_lang[(a, lang)]) & set(per_model_lang[(b, lang)]))
-                if not common:
+                if len(shared) < 2:
                     continue
-                x = np.array([per_model_lang[(a, lang)][u] for u in common], dtype=float)
-                y = np.array([per_model_lang[(b, lang)][u] for u in common], dtype=float)
-                result = stats.paired_bootstrap(x, y, n_boot=10_000, seed=run.seed)
+                result = stats.paired_bootstrap(
+                    [correct_by[lang][f"{a}|{u}"] for u in shared],
+                    [correct_by[lang][f"{b}|{u}"] for u in shared],
+                    n_resamples=10_000,
+                    seed=run.seed,
+                    model_a=a,
+                    model_b=b,
+                )
                 paired.append(
                     {
                         "a": a,
                         "b": b,
                         "language": lang,
-                        "n": len(common),
-                        "diff": result.diff,
-                        "ci_low": result.ci_low,
-                        "ci_high": result.ci_high,
+                        "n": result.n_items,
+                        "diff": result.difference,
+                        "ci_low": result.low,
+                        "ci_high": result.high,
                         "p": result.p_value,
                     }
                 )
     if paired:
-        adjusted, rejected = stats.benjamini_hochberg([p["p"] for p in paired], q=0.05)
-        for row, p_adj, rej in zip(paired, adjusted, rejected, strict=True):
-            row["p_adjusted"], row["significant"] = p_adj, bool(rej)
-    return {"accuracy": accuracy, "summary": summary, "unparsed": unparsed, "paired": paired}
+        fdr = stats.benjamini_hochberg([p["p"] for p in paired], q=0.05)
+        for row, adjusted, rejected in zip(paired, fdr.adjusted, fdr.rejected, strict=True):
+            row["p_adjusted"], row["significant"] = adjusted, bool(rejected)
+    return {
+        "accuracy": accuracy,
+        "summary": summary,
+        "unparsed": unparsed,
+        "paired": paired,
+        "position_bias": position,
+        "multi_turn": multi_turn,
+        "crisis": crisis,
+        "discriminability": discrimination,
+    }
+
+
+def _level(option: str) -> int | None:
+    match = re.search(r"(?:level|等级|级别|第)\s*([1-5])|([1-5])\s*级", option, re.IGNORECASE)
+    if not match:
+        return None
+    return int(match.group(1) or match.group(2))
+
+
+def _group(rows: list[dict], keys: tuple[str, ...]) -> dict[tuple, list[dict]]:
+    grouped: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        grouped[tuple(row[k] for k in keys)].append(row)
+    return grouped
 
 
 def _subjective(run: EvaluationRun, codes: list[str]) -> dict:
@@ -117,7 +216,7 @@ def _subjective(run: EvaluationRun, codes: list[str]) -> dict:
         key = (v.item.uid, v.item.dimension.code, v.language, v.model_a.code, v.model_b.code)
         by_pair[key][v.order] = v.score if v.parsed else None
     combined: dict[tuple, list[tuple[str, str, float]]] = defaultdict(list)
-    for (uid, dim, lang, a, b), orders in sorted(by_pair.items()):
+    for (_uid, dim, lang, a, b), orders in sorted(by_pair.items()):
         score = _combine(run.combine_rule, orders.get("AB"), orders.get("BA"))
         if score is None:
             continue
@@ -142,33 +241,27 @@ def _subjective(run: EvaluationRun, codes: list[str]) -> dict:
                 }
             )
     win_rates = []
-    from evaluation import stats
-
     for lang in run.languages:
-        rows = combined.get(("overall", lang), [])
-        for i, a in enumerate(codes):
-            for b in codes[i + 1 :]:
-                wins = sum(1 for x, y, s in rows if (x, y, s > 0) in ((a, b, True),) or (x == b and y == a and s < 0))
-                losses = sum(1 for x, y, s in rows if (x == a and y == b and s < 0) or (x == b and y == a and s > 0))
-                draws = sum(1 for x, y, s in rows if {x, y} == {a, b} and s == 0)
-                test = stats.win_rate(wins, losses)
+        matrix = stats.win_rate_matrix(combined.get(("overall", lang), []), models=codes)
+        for i, a in enumerate(matrix.models):
+            for j, b in enumerate(matrix.models):
+                cell = matrix.cells[i][j]
+                if cell is None or a > b:
+                    continue
                 win_rates.append(
                     {
                         "language": lang,
                         "a": a,
                         "b": b,
-                        "wins": wins,
-                        "losses": losses,
-                        "draws": draws,
-                        "rate": test.rate,
-                        "p": test.p_value,
+                        "wins": cell.wins,
+                        "losses": cell.losses,
+                        "draws": cell.draws,
+                        "rate": cell.win_rate,
+                        "p": cell.p_value,
+                        "p_adjusted": cell.p_adjusted,
+                        "significant": cell.significant,
                     }
                 )
-    tested = [r for r in win_rates if r["p"] is not None]
-    if tested:
-        adjusted, rejected = stats.benjamini_hochberg([r["p"] for r in tested], q=0.05)
-        for row, p_adj, rej in zip(tested, adjusted, rejected, strict=True):
-            row["p_adjusted"], row["significant"] = p_adj, bool(rej)
     return {
         "ratings": rating_rows,
         "win_rates": win_rates,
@@ -176,6 +269,7 @@ def _subjective(run: EvaluationRun, codes: list[str]) -> dict:
         "parsed": sum(1 for v in verdicts if v.parsed),
         "failed": sum(1 for v in verdicts if not v.parsed),
         "rounds": max((v.round for v in verdicts), default=0),
+        "combined_pairs": {f"{d}|{lang}": len(rows) for (d, lang), rows in sorted(combined.items())},
         "method": (
             f"TrueSkill (mu 25, sigma 25/3, beta 25/6, tau 0), margin mapping '{run.margin_mapping}', averaged over "
             f"seeded shuffled passes; orders combined by '{run.combine_rule}'."
@@ -185,18 +279,21 @@ def _subjective(run: EvaluationRun, codes: list[str]) -> dict:
 
 def build_report(run: EvaluationRun) -> dict:
     """Assemble every table of the report as plain JSON."""
-    from evaluation import stats
-
     models = list(run.models.order_by("code"))
     codes = [m.code for m in models]
     objective = _objective(run, codes)
     subjective = _subjective(run, codes)
-    standing = []
     overall = {(r["model"], r["language"]): r for r in subjective["ratings"] if r["dimension"] == "overall"}
     summary = {(r["model"], r["language"]): r for r in objective["summary"]}
+    gaps = stats.delta_z(
+        {lang: {c: summary[(c, lang)]["micro"] for c in codes if (c, lang) in summary} for lang in run.languages},
+        {lang: {c: overall[(c, lang)]["mu"] for c in codes if (c, lang) in overall} for lang in run.languages},
+    )
+    by_model = {g.model: g for g in gaps.models}
+    standing = []
     for lang in run.languages:
         for m in models:
-            s, r = summary.get((m.code, lang)), overall.get((m.code, lang))
+            s, r, g = summary.get((m.code, lang)), overall.get((m.code, lang)), by_model.get(m.code)
             standing.append(
                 {
                     "model": m.code,
@@ -206,21 +303,49 @@ def build_report(run: EvaluationRun) -> dict:
                     "macro": s["macro"] if s else None,
                     "rating": r["display"] if r else None,
                     "conservative": r["conservative"] if r else None,
+                    "delta": g.delta_z.get(lang) if g else None,
+                    "type": g.typology if g else None,
                 }
             )
-    delta = stats.delta_z(standing)
-    for row in standing:
-        row["delta"] = delta.get((row["model"], row["language"]))
-    types = stats.typology({k: v for k, v in delta.items() if v is not None}, run.languages)
-    for row in standing:
-        row["type"] = types.get(row["model"])
     opens = list(OpenResponse.objects.filter(run=run, ok=True).select_related("model").order_by("id"))
-    style = stats.style_table([(o.model.code, o.language, o.text) for o in opens])
+    style_rows = []
+    for code in codes:
+        for lang in run.languages:
+            texts = [o.text for o in opens if o.model.code == code and o.language == lang]
+            if texts:
+                summary_style = style.style_summary(texts, lang)
+                style_rows.append(
+                    {
+                        "model": code,
+                        "language": lang,
+                        "n": summary_style.n_responses,
+                        "opener_rate": summary_style.share_with_opener,
+                        "closer_rate": summary_style.share_with_closer,
+                        "length": summary_style.length,
+                        "list_density": summary_style.list_density,
+                    }
+                )
+    correlations = {}
+    for lang in run.languages:
+        metrics = {
+            r["model"]: {
+                "openers": r["opener_rate"],
+                "closers": r["closer_rate"],
+                "length": r["length"],
+                "list_density": r["list_density"],
+            }
+            for r in style_rows
+            if r["language"] == lang
+        }
+        rated = {c: overall[(c, lang)]["mu"] for c in codes if (c, lang) in overall}
+        if metrics and rated:
+            correlations[lang] = {k: v.as_dict() for k, v in style.style_rating_correlations(metrics, rated).items()}
     notes = list(run.notes)
     if objective["unparsed"]:
         notes.append(f"{len(objective['unparsed'])} objective answers could not be parsed and count as wrong.")
     if subjective["failed"]:
         notes.append(f"{subjective['failed']} judge replies were unparseable; their pairs are left out, not guessed.")
+    notes += [f"ΔZ {k}: {v}" for k, v in gaps.notes.items()]
     return {
         "run": run.name,
         "release": str(run.release),
@@ -235,11 +360,12 @@ def build_report(run: EvaluationRun) -> dict:
         "subjective": subjective,
         "analysis": {
             "standing": standing,
-            "delta_z": [{"model": k[0], "language": k[1], "delta": v} for k, v in sorted(delta.items())],
-            "style": style,
+            "delta_z": [{"model": r["model"], "language": r["language"], "delta": r["delta"]} for r in standing],
+            "style": style_rows,
+            "style_correlations": correlations,
         },
         "notes": notes,
-        "files": sorted(report_files_names(run.languages)),
+        "files": report_files_names(run.languages),
     }
 
 
