@@ -30,6 +30,7 @@ MarginMapping = Literal["linear", "sqrt", "log", "fixed"]
 MARGIN_MAPPINGS: tuple[MarginMapping, ...] = ("linear", "sqrt", "log", "fixed")
 DEFAULT_MAX_MARGIN = 5
 DEFAULT_PASSES = 10
+DEFAULT_MARGIN_MAPPING: MarginMapping = "sqrt"
 DEFAULT_CONSERVATIVE_K = 3.0
 DEFAULT_DISPLAY_CENTER = 1000.0
 # Camilli (1994): logistic(1.702 x) approximates the normal CDF to within 0.01 everywhere, which converts a
@@ -88,7 +89,7 @@ EQBENCH3_ENVIRONMENT = TrueSkillEnvironment(mu=1200.0, sigma=350.0 / 3.0, beta=3
 EQBENCH3_ANCHORS: dict[str, float] = {"o3": 1500.0, "meta-llama/llama-3.2-1b-instruct": 200.0}
 
 
-def margin_repeats(margin: float, mapping: MarginMapping | Callable[[float], float] = "linear") -> float:
+def margin_repeats(margin: float, mapping: MarginMapping | Callable[[float], float] = DEFAULT_MARGIN_MAPPING) -> float:
     """Return how many win updates a decisive margin of size ``|margin|`` counts as (0 for a draw).
 
     ``linear``: f(k) = k; ``sqrt``: f(k) = sqrt(k); ``log``: f(k) = 1 + ln k; ``fixed``: f(k) = 1. A callable is
@@ -427,7 +428,7 @@ def rate_verdicts(
     verdicts: Iterable[tuple[str, str, float]],
     *,
     environment: TrueSkillEnvironment = DEFAULT_ENVIRONMENT,
-    margin_mapping: MarginMapping | Callable[[float], float] = "linear",
+    margin_mapping: MarginMapping | Callable[[float], float] = DEFAULT_MARGIN_MAPPING,
     max_margin: float = DEFAULT_MAX_MARGIN,
     n_passes: int = DEFAULT_PASSES,
     seed: int = 0,
