@@ -99,7 +99,7 @@ def _labels(comparison_set: ComparisonSet) -> None:
         comparisons.label_submit(comparison=c, expert=a.expert, winner=winner, margin=margin or None)
 
 
-def demo_studies() -> str:
+def demo_calibration() -> str:
     """Create the demo calibration study if it does not exist yet; return what was done."""
     if CalibrationRun.objects.filter(name="Demo calibration").exists():
         return "demo calibration already present"

@@ -37,6 +37,15 @@ pids+=($!)
 "$PY" manage.py db_worker --no-reload --skip-checks --interval 0.2 &
 pids+=($!)
 
+# The demo studies (expert labels, simulated judges, a calibration report, a completed evaluation run) need the
+# simulator; the first start takes about a minute, later starts find them in place.
+for _ in $(seq 100); do
+  "$PY" -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1] + '/models', timeout=1)" \
+    "$LLM_SIMULATOR_URL" 2>/dev/null && break
+  sleep 0.1
+done
+"$PY" manage.py seed_demo_studies || echo "(demo studies skipped; the app works without them)"
+
 echo
 echo "EI Studio is running at http://127.0.0.1:$PORT/  (Ctrl-C stops it)"
 echo "Demo logins (password demo-pass-2026): admin, lead, expert, researcher"

@@ -11,7 +11,7 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args: object, **options: object) -> None:
-        from calibration.demo import demo_studies
+        from evaluation.demo import demo_studies
 
         llm_services.simulator_endpoints_register(base_url=settings.LLM_SIMULATOR_URL)
         try:
