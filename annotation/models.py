@@ -435,6 +435,7 @@ from annotation.comparison_models import (  # noqa: E402  (models of this app th
     LabelAssignment,
     ModelResponse,
 )
+from annotation.drafting_models import DraftingJob, ItemTemplate  # noqa: E402
 from annotation.screening_models import (  # noqa: E402
     Criterion,
     ItemDraft,
@@ -445,6 +446,8 @@ from annotation.screening_models import (  # noqa: E402
 )
 
 __all__ = [
+    "DraftingJob",
+    "ItemTemplate",
     "Comparison",
     "ComparisonSet",
     "ExpertLabel",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import coverage_views, labelling_views, release_views, screening_views, views
+from annotation import coverage_views, drafting_views, labelling_views, release_views, screening_views, views
 
 app_name = "annotation"
 
@@ -27,6 +27,8 @@ urlpatterns = [
         "screening/<int:pk>/review/<int:assignment>/autosave/", screening_views.review_autosave, name="review-autosave"
     ),
     path("screening/<int:pk>/adjudicate/<int:round_item>/", screening_views.adjudicate, name="adjudicate"),
+    path("drafting/", drafting_views.overview, name="drafting"),
+    path("drafting/jobs/<int:pk>/", drafting_views.job_detail, name="drafting-job"),
     path("labelling/", labelling_views.set_list, name="labelling-list"),
     path("labelling/new/", labelling_views.set_create, name="labelling-create"),
     path("labelling/responses/import/", labelling_views.responses_import, name="responses-import"),

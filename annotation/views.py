@@ -230,7 +230,8 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
         meta = ItemMetaForm(request.POST, benchmark=item.benchmark)
         if meta.is_valid():
             state = _state_from_form(item.kind, meta, request.POST)
-            state.metadata = item.metadata
+            # An expert saving the item has revised every language, so nothing stays marked as machine-drafted.
+            state.metadata = {k: v for k, v in item.metadata.items() if k != "machine_drafted_languages"}
             try:
                 new = services.item_revise(
                     item=item,
