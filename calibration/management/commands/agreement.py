@@ -170,6 +170,12 @@ class Command(BaseCommand):
             help="values are signed pairwise scores -5..+5 (0: tie): add alpha on the winner and "
             "percent agreement without ties; nominal coefficients use the winner",
         )
+        parser.add_argument(
+            "--pairwise",
+            action="store_true",
+            help="PATH holds pairwise verdicts (item, language, dimension, model_a, model_b, rater, winner, margin, "
+            "order) from experts or judges; implies --signed",
+        )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
         parser.add_argument(
@@ -185,7 +191,11 @@ class Command(BaseCommand):
         level: str = options["level"]
         if options["bootstrap"] < 0:
             raise CommandError(f"--bootstrap must be 0 or more, got {options['bootstrap']}")
-        labels = read_label_table(path, level=level, signed=options["signed"])
+        if options["pairwise"]:
+            labels = self._pairwise_table(path)
+            options["signed"] = True
+        else:
+            labels = read_label_table(path, level=level, signed=options["signed"])
         report = agreement.agreement_report(
             labels.values,
             level,
@@ -200,6 +210,15 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False))
             return
         self._write_text(path, labels, report)
+
+    def _pairwise_table(self, path: Path) -> LabelTable:
+        from calibration.label_import import LabelImportError, read_pairwise_labels
+
+        try:
+            table = read_pairwise_labels(_read_text(path))
+        except LabelImportError as exc:
+            raise CommandError(f"{path}: {exc}") from exc
+        return LabelTable(units=table.units, raters=table.raters, values=table.values, category_names=None)
 
     def _write_text(self, path: Path, labels: LabelTable, report: AgreementReport) -> None:
         counts = ", ".join(
