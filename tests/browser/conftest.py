@@ -8,7 +8,9 @@ from tests.conftest import chromium_path
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-@pytest.fixture(scope="session")
+# Module scope: Playwright's sync API keeps an event loop running in this thread while it is open, which would
+# stop later tests from running asyncio code (the LLM worker) in the same thread.
+@pytest.fixture(scope="module")
 def browser():
     path = chromium_path()
     if path is None:
