@@ -3,7 +3,7 @@
 Objective results (accuracy with Wilson intervals, paired bootstrap differences with Benjamini-Hochberg FDR,
 discriminability, position bias among wrong answers, multi-turn splits, the crisis-level confusion matrix) and
 the analyses researchers ask for (win-rate matrix with exact binomial tests, z-scores and the ΔZ typology,
-per-dimension cross-lingual gaps). A quantity that cannot be computed is None and a ``undefined_reason`` says
+per-dimension cross-lingual gaps). A quantity that cannot be computed is None and an ``undefined_reason`` says
 why. Every random step takes a seed and uses ``numpy.random.default_rng(seed)``. docs/statistics.md gives the
 definitions, defaults and references.
 """
@@ -198,19 +198,22 @@ class PairedDifference(_Serialisable):
 
     model_a: str
     model_b: str
-    mean_a: float | None
-    mean_b: float | None
-    difference: float | None
-    low: float | None
-    high: float | None
-    p_value: float | None
     n_items: int
     n_resamples: int
     confidence: float
     seed: int
+    mean_a: float | None = None
+    mean_b: float | None = None
+    difference: float | None = None
+    low: float | None = None
+    high: float | None = None
+    p_value: float | None = None
     p_adjusted: float | None = None
     significant: bool | None = None
     undefined_reason: str | None = None
+
+
+TOO_FEW_ITEMS = "the paired bootstrap needs at least two items"
 
 
 def _difference_from_sums(
@@ -252,17 +255,14 @@ def paired_bootstrap(
         raise ValueError("scores must be finite numbers")
     n = len(a)
     if n < 2:
-        return PairedDifference(
-            model_a, model_b, None, None, None, None, None, None, n, n_resamples, confidence, seed,
-            undefined_reason="the paired bootstrap needs at least two items",
-        )  # fmt: skip
+        return PairedDifference(model_a, model_b, n, n_resamples, confidence, seed, undefined_reason=TOO_FEW_ITEMS)
     resampled = bootstrap_sums(np.column_stack([a, b]), n_resamples=n_resamples, seed=seed)
     difference, low, high, p_value = _difference_from_sums(
         float(a.sum() - b.sum()), resampled[:, 0] - resampled[:, 1], n, confidence
     )
     return PairedDifference(
-        model_a, model_b, float(a.mean()), float(b.mean()), difference, low, high, p_value, n, n_resamples,
-        confidence, seed,
+        model_a, model_b, n, n_resamples, confidence, seed, float(a.mean()), float(b.mean()), difference, low, high,
+        p_value,
     )  # fmt: skip
 
 
@@ -290,10 +290,7 @@ def paired_bootstrap_all(
     pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
     if n < 2:
         return [
-            PairedDifference(
-                names[i], names[j], None, None, None, None, None, None, n, n_resamples, confidence, seed,
-                undefined_reason="the paired bootstrap needs at least two items",
-            )  # fmt: skip
+            PairedDifference(names[i], names[j], n, n_resamples, confidence, seed, undefined_reason=TOO_FEW_ITEMS)
             for i, j in pairs
         ]
     resampled = bootstrap_sums(matrix, n_resamples=n_resamples, seed=seed)
@@ -308,9 +305,21 @@ def paired_bootstrap_all(
     fdr = benjamini_hochberg([row[5] for row in results], q=q)
     return [
         PairedDifference(
-            names[i], names[j], float(means[i]), float(means[j]), difference, low, high, p_value, n, n_resamples,
-            confidence, seed, p_adjusted=adjusted, significant=rejected,
-        )  # fmt: skip
+            names[i],
+            names[j],
+            n,
+            n_resamples,
+            confidence,
+            seed,
+            mean_a=float(means[i]),
+            mean_b=float(means[j]),
+            difference=difference,
+            low=low,
+            high=high,
+            p_value=p_value,
+            p_adjusted=adjusted,
+            significant=rejected,
+        )
         for (i, j, difference, low, high, p_value), adjusted, rejected in zip(
             results, fdr.adjusted, fdr.rejected, strict=True
         )
@@ -704,9 +713,7 @@ def delta_z(
             gaps.append(ModelGap(model, z_obj, z_subj, deltas, typology(defined, dead_band=dead_band)))
         else:
             missing = [lang for lang, delta in deltas.items() if delta is None]
-            reason = (
-                f"no ΔZ in {', '.join(missing)}" if missing else "the typology needs ΔZ in at least two languages"
-            )
+            reason = f"no ΔZ in {', '.join(missing)}" if missing else "the typology needs ΔZ in at least two languages"
             gaps.append(ModelGap(model, z_obj, z_subj, deltas, None, reason))
     return DeltaZResult(gaps, languages, dead_band, ddof, notes)
 

@@ -6,6 +6,7 @@ Chinese) and its list density (list lines / non-blank lines). The phrase lists a
 them; ``DEFAULT_OPENERS`` and ``DEFAULT_CLOSERS`` are starting points. docs/statistics.md defines every rule.
 """
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -159,27 +160,30 @@ def split_sentences(text: str, language: Language) -> list[str]:
     return sentences
 
 
-def _phrase_pattern(phrase: str, language: Language) -> re.Pattern[str]:
-    words = normalise(phrase).strip().split()
-    body = r"\s*".join(re.escape(word) for word in words) if language == "zh" else r"\s+".join(map(re.escape, words))
+@functools.lru_cache(maxsize=64)
+def _phrases_pattern(phrases: tuple[str, ...], language: Language) -> re.Pattern[str] | None:
+    """Compile the phrases into one case-insensitive alternation, longest phrase first."""
+    bodies = []
+    for phrase in sorted({normalise(p).strip() for p in phrases if p.strip()}, key=lambda p: (-len(p), p)):
+        words = phrase.split()
+        bodies.append(r"\s*".join(map(re.escape, words)) if language == "zh" else r"\s+".join(map(re.escape, words)))
+    if not bodies:
+        return None
+    pattern = "|".join(bodies)
     if language == "en":
-        body = rf"(?<![^\W_]){body}(?![^\W_])"
-    return re.compile(body, re.IGNORECASE)
+        pattern = rf"(?<![^\W_])(?:{pattern})(?![^\W_])"
+    return re.compile(pattern, re.IGNORECASE)
 
 
 def count_phrases(text: str, phrases: Iterable[str], language: Language) -> int:
-    """Count non-overlapping occurrences of the phrases in ``text``, case-insensitively.
+    """Count occurrences of the phrases in ``text``, case-insensitively and without overlaps.
 
-    English phrases match whole words only; Chinese phrases match anywhere. When phrases overlap (``Take care``
-    inside ``Take care of yourself``) each stretch of text counts once, for the longest phrase found there.
+    English phrases match whole words only; Chinese phrases match anywhere. The text is scanned left to right
+    and at each position the longest phrase that starts there is taken, so ``Take care of yourself`` counts once,
+    not also as ``Take care``.
     """
-    target = normalise(text)
-    spans: list[tuple[int, int]] = []
-    for phrase in sorted({p for p in phrases if p.strip()}, key=len, reverse=True):
-        for match in _phrase_pattern(phrase, language).finditer(target):
-            if all(match.end() <= start or match.start() >= end for start, end in spans):
-                spans.append(match.span())
-    return len(spans)
+    pattern = _phrases_pattern(tuple(phrases), language)
+    return 0 if pattern is None else sum(1 for _ in pattern.finditer(normalise(text)))
 
 
 def response_length(text: str, language: Language) -> int:
