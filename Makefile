@@ -30,6 +30,7 @@ lint: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) scripts/bench.py $(BENCH_ARGS)
+	$(PY) scripts/bench_ratings.py
 
 messages: $(VENV)/.installed
 	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --no-obsolete
