@@ -23,8 +23,13 @@ def demo_studies() -> str:
         return "; ".join([*done, "demo evaluation already present"])
     release = Release.objects.get(benchmark__slug="facet", version="0.1.0")
     run = services.evaluation_run_create(
-        name=RUN_NAME, release=release, endpoints=[Endpoint.objects.get(name=name) for name, _ in MODELS],
-        labels=[label for _, label in MODELS], languages=["en", "zh"], user=None, seed=1,
+        name=RUN_NAME,
+        release=release,
+        endpoints=[Endpoint.objects.get(name=name) for name, _ in MODELS],
+        labels=[label for _, label in MODELS],
+        languages=["en", "zh"],
+        user=None,
+        seed=1,
     )
     services.evaluation_run_start(run=run, user=None, start=False)
     for _ in range(10):

@@ -380,6 +380,7 @@ def report_files_names(languages: list[str]) -> list[str]:
         "delta_z.svg",
         "ratings.svg",
         *[f"accuracy_{lang}.svg" for lang in languages],
+        *[f"{name}.{fmt}" for name in ("scatter", "delta_z", "ratings") for fmt in ("png", "pdf")],
     ]
 
 
@@ -418,7 +419,7 @@ def _latex(report: dict) -> bytes:
     return "\n".join(lines).encode("utf-8")
 
 
-def report_files(report: dict) -> dict[str, bytes]:
+def report_files(report: dict, *, with_raster: bool = True) -> dict[str, bytes]:
     """Return the downloadable files of a report (tables as CSV/LaTeX, figures as SVG, everything as JSON)."""
     from evaluation.charts import figures
 
@@ -430,4 +431,8 @@ def report_files(report: dict) -> dict[str, bytes]:
         "leaderboard.tex": _latex(report),
     }
     files.update({name: svg.encode("utf-8") for name, svg in figures(report).items()})
+    if with_raster:
+        from evaluation.raster import raster_files
+
+        files.update(raster_files(report))
     return files

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.models import Release
 from calibration.services import primary_judge
-from evaluation import services
+from evaluation import selectors, services
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
 from evaluation.report import report_files
 from llm.models import Endpoint
@@ -96,6 +96,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
         context["report"] = run.report
         context["figures"] = figures(run.report)
+        context["pairing_comparison"] = selectors.pairing_comparison(run=run)
     return render(request, "evaluation/run.html", context)
 
 
@@ -128,7 +129,7 @@ def run_download(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     run = get_object_or_404(EvaluationRun, pk=pk)
     if not run.report:
         return HttpResponse(_("The report is not ready yet."), status=409)
-    files = report_files(run.report)
+    files = report_files(run.report, with_raster=name.endswith((".png", ".pdf")))
     if name not in files:
         return HttpResponse(_("No such file."), status=404)
     types = {

@@ -142,7 +142,42 @@ def test_report_page_drill_down_and_command(frozen_release, primary, make_endpoi
     assert "<svg" in html and "Leaderboard" in html and "M01" in html
     assert client.get(f"/evaluation/{run.pk}/files/scatter.svg").content.startswith(b"<svg")
     assert b"\\begin{tabular}" in client.get(f"/evaluation/{run.pk}/files/leaderboard.tex").content
+    assert client.get(f"/evaluation/{run.pk}/files/scatter.png").content.startswith(b"\x89PNG")
+    assert client.get(f"/evaluation/{run.pk}/files/ratings.pdf").content.startswith(b"%PDF")
     drill = client.get(f"/evaluation/{run.pk}/drill/?model=M01&language=en").content.decode()
     assert "Objective answers" in drill and "Judge verdicts" in drill
     call_command("evaluation_report", str(run.pk), "--out", str(tmp_path / "out"), "--recompute")
     assert (tmp_path / "out" / "accuracy.csv").read_text().startswith("model,dimension,language")
+
+
+def test_adaptive_pairing_uses_fewer_judge_calls_and_is_compared_with_round_robin(
+    frozen_release, primary, make_endpoint, researcher
+):
+    endpoints = [
+        make_endpoint(m) for m in ("sim-mcq-acc90", "sim-style-template", "sim-style-list", "sim-style-concise")
+    ]
+    runs = {}
+    for pairing in ("round_robin", "adaptive"):
+        run = services.evaluation_run_create(
+            name=pairing,
+            release=frozen_release,
+            endpoints=endpoints,
+            languages=["en"],
+            user=researcher,
+            pairing=pairing,
+        )
+        if pairing == "adaptive":
+            run.adaptive_rounds, run.adaptive_pairs_per_round = 2, 2
+            run.save()
+        services.evaluation_run_start(run=run, user=researcher, start=False)
+        drive(run)
+        run.refresh_from_db()
+        runs[pairing] = run
+    full, adaptive = runs["round_robin"], runs["adaptive"]
+    assert adaptive.report["subjective"]["judge_calls"] < full.report["subjective"]["judge_calls"]
+    assert adaptive.report["subjective"]["rounds"] == 2
+    from evaluation.selectors import pairing_comparison
+
+    (row,) = pairing_comparison(run=adaptive)
+    assert row["other"] == full and row["calls_other"] == full.report["subjective"]["judge_calls"]
+    assert row["tau"] is not None and row["tau"] > 0
