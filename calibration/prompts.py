@@ -8,6 +8,8 @@ analyse step by step, and ends with a strict verdict line: ``Verdict: [[A]] +++`
 import re
 from dataclasses import dataclass
 
+from annotation.pairwise import canonical_score
+
 OUTPUT_FORMAT = (
     "Finish with exactly one line in this form, and nothing after it:\n"
     "Verdict: [[A]] +++   (the better response, A or B, followed by 1 to 5 plus signs for how much better)\n"
@@ -47,11 +49,8 @@ def parse_verdict(text: str) -> Verdict:
 
 def canonical_from_order(verdict: Verdict, order: str) -> int:
     """Map a verdict on the shown order (AB: A shown first as 'A'; BA: B shown first as 'A') to canonical +A."""
-    if verdict.winner == "TIE":
-        return 0
-    first_wins = verdict.winner == "A"
-    a_wins = first_wins if order == "AB" else not first_wins
-    return verdict.margin if a_wins else -verdict.margin
+    winner = {"A": "left", "B": "right", "TIE": "tie"}[verdict.winner]
+    return canonical_score(shown_order=order, winner=winner, margin=verdict.margin or None)
 
 
 def system_message(
