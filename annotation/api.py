@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -97,10 +98,13 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
         data = write.validated_data
         missing = [name for name in ("uid", "benchmark", "kind") if not data.get(name)]
         if missing:
-            return Response({name: ["This field is required."] for name in missing}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {name: [_("This field is required.")] for name in missing}, status=status.HTTP_400_BAD_REQUEST
+            )
         benchmark = Benchmark.objects.filter(slug=data["benchmark"]).first()
         if benchmark is None:
-            raise services.ImportFailed([LineError(0, "benchmark", f"unknown benchmark {data['benchmark']!r}")])
+            message = _("unknown benchmark %(benchmark)s") % {"benchmark": repr(data["benchmark"])}
+            raise services.ImportFailed([LineError(0, "benchmark", message)])
         item = services.item_create(
             benchmark=benchmark,
             uid=data["uid"],
@@ -117,7 +121,9 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
     def revise(self, request: Request, uid: str | None = None) -> Response:
         """Save a new revision; send ``base_revision`` to be told (409) if someone saved in between."""
         if not request.user.has_perm("annotation.change_item"):
-            return Response({"detail": "You do not have permission to revise items."}, status=status.HTTP_403_FORBIDDEN)
+            return Response(
+                {"detail": _("You do not have permission to revise items.")}, status=status.HTTP_403_FORBIDDEN
+            )
         item = get_object_or_404(Item.objects.select_related("benchmark"), uid=uid)
         write = ItemWriteSerializer(data=request.data)
         write.is_valid(raise_exception=True)

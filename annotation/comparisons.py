@@ -47,31 +47,38 @@ def responses_import(*, data: bytes, user: AbstractBaseUser | None) -> dict:
     for line, row in rows:
         problems = []
         for name in sorted(set(row) - RESPONSE_FIELDS):
-            problems.append(LineError(line, name, "unknown field"))
+            problems.append(LineError(line, name, _("unknown field")))
         for name in sorted(RESPONSE_FIELDS - set(row)):
-            problems.append(LineError(line, name, "required"))
+            problems.append(LineError(line, name, _("required")))
         if problems:
             errors += problems
             continue
         uid, lang, model, text = row["item"], row["language"], row["model"], row["text"]
         item = items.get(uid) if isinstance(uid, str) else None
         if item is None:
-            errors.append(LineError(line, "item", f"unknown item {uid!r}"))
+            errors.append(LineError(line, "item", _("unknown item %(uid)s") % {"uid": repr(uid)}))
         elif item.kind != Item.Kind.OPEN_PROMPT:
-            errors.append(LineError(line, "item", f"item {uid} is {item.kind}; responses belong to open prompts"))
+            message = _("item %(uid)s is %(kind)s; responses belong to open prompts") % {"uid": uid, "kind": item.kind}
+            errors.append(LineError(line, "item", message))
         if lang not in ("en", "zh"):
-            errors.append(LineError(line, "language", f"must be en or zh, got {lang!r}"))
+            errors.append(LineError(line, "language", _("must be en or zh, got %(value)s") % {"value": repr(lang)}))
         if not isinstance(model, str) or not model.strip() or len(model) > 200:
-            errors.append(LineError(line, "model", "required model name of at most 200 characters"))
+            errors.append(LineError(line, "model", _("required model name of at most 200 characters")))
         if not isinstance(text, str) or not text.strip():
-            errors.append(LineError(line, "text", "required, non-empty text"))
+            errors.append(LineError(line, "text", _("required, non-empty text")))
         elif len(text) > settings.ITEM_MAX_TEXT_CHARS:
             errors.append(
-                LineError(line, "text", f"text too long: {len(text)} characters (limit {settings.ITEM_MAX_TEXT_CHARS})")
+                LineError(
+                    line,
+                    "text",
+                    _("text too long: %(n)s characters (limit %(max)s)")
+                    % {"n": len(text), "max": settings.ITEM_MAX_TEXT_CHARS},
+                )
             )
         key = (uid, lang, model)
         if key in seen:
-            errors.append(LineError(line, "model", f"duplicate response (first on line {seen[key]})"))
+            message = _("duplicate response (first on line %(line)s)") % {"line": seen[key]}
+            errors.append(LineError(line, "model", message))
         seen[key] = line
         if errors and errors[-1].line == line:
             continue
@@ -79,14 +86,14 @@ def responses_import(*, data: bytes, user: AbstractBaseUser | None) -> dict:
         if old is not None:
             if old.text != text:
                 errors.append(
-                    LineError(line, "text", "a different text is already stored for this item, language and model")
+                    LineError(line, "text", _("a different text is already stored for this item, language and model"))
                 )
             else:
                 unchanged += 1
             continue
         new.append(ModelResponse(item=item, language=lang, model_name=model.strip(), text=text, created_by=user))
     if not rows and not errors:
-        errors.append(LineError(0, "file", "the file holds no records"))
+        errors.append(LineError(0, "file", _("the file holds no records")))
     if errors:
         raise ImportFailed(errors)
     ModelResponse.objects.bulk_create(new)

@@ -16,6 +16,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
+from django.utils.translation import gettext as _
+
 LANGUAGES = ("en", "zh")
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
 KINDS = ("mcq", "multi_turn_choice", "open_prompt")
@@ -59,13 +61,18 @@ class ParityIssue:
 def validate_content(kind: str, content: object, *, max_chars: int) -> list[ContentError]:
     """Return every shape error in ``content`` for an item of ``kind`` (empty when usable)."""
     if kind not in KINDS:
-        return [ContentError("kind", f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")]
+        return [
+            ContentError(
+                "kind",
+                _("unknown kind %(kind)s; expected one of %(kinds)s") % {"kind": repr(kind), "kinds": ", ".join(KINDS)},
+            )
+        ]
     if not isinstance(content, dict):
-        return [ContentError("content", "must be an object keyed by language (en, zh)")]
+        return [ContentError("content", _("must be an object keyed by language (en, zh)"))]
     errors: list[ContentError] = []
     for lang in content:
         if lang not in LANGUAGES:
-            errors.append(ContentError(f"content.{lang}", "unknown language; expected en or zh"))
+            errors.append(ContentError(f"content.{lang}", _("unknown language; expected en or zh")))
     for lang in LANGUAGES:
         version = content.get(lang)
         if version is None:
@@ -76,13 +83,13 @@ def validate_content(kind: str, content: object, *, max_chars: int) -> list[Cont
 
 def _validate_version(kind: str, version: object, path: str, max_chars: int) -> list[ContentError]:
     if not isinstance(version, dict):
-        return [ContentError(path, "must be an object")]
+        return [ContentError(path, _("must be an object"))]
     errors: list[ContentError] = []
     allowed = FIELDS[kind]
     shape = infer_kind(version)
     for key in version:
         if key not in allowed and shape == kind:
-            errors.append(ContentError(f"{path}.{key}", f"unknown field for a {kind} item"))
+            errors.append(ContentError(f"{path}.{key}", _("unknown field for a %(kind)s item") % {"kind": kind}))
     for key in ("context", "question", "prompt"):
         if key in version:
             errors.extend(_check_text(version[key], f"{path}.{key}", max_chars, allow_empty=key == "context"))
@@ -93,18 +100,22 @@ def _validate_version(kind: str, version: object, path: str, max_chars: int) -> 
     if "turns" in version:
         turns = version["turns"]
         if not isinstance(turns, list):
-            errors.append(ContentError(f"{path}.turns", "must be a list of turns"))
+            errors.append(ContentError(f"{path}.turns", _("must be a list of turns")))
         elif len(turns) > MAX_TURNS:
-            errors.append(ContentError(f"{path}.turns", f"at most {MAX_TURNS} turns, got {len(turns)}"))
+            errors.append(
+                ContentError(
+                    f"{path}.turns", _("at most %(max)s turns, got %(n)s") % {"max": MAX_TURNS, "n": len(turns)}
+                )
+            )
         else:
             for i, turn in enumerate(turns):
                 tpath = f"{path}.turns[{i}]"
                 if not isinstance(turn, dict):
-                    errors.append(ContentError(tpath, "must be an object"))
+                    errors.append(ContentError(tpath, _("must be an object")))
                     continue
                 for key in turn:
                     if key not in TURN_FIELDS:
-                        errors.append(ContentError(f"{tpath}.{key}", "unknown field for a turn"))
+                        errors.append(ContentError(f"{tpath}.{key}", _("unknown field for a turn")))
                 if "user" in turn:
                     errors.extend(_check_text(turn["user"], f"{tpath}.user", max_chars, allow_empty=False))
                 if "options" in turn:
@@ -116,19 +127,29 @@ def _validate_version(kind: str, version: object, path: str, max_chars: int) -> 
 
 def _check_text(value: object, path: str, max_chars: int, *, allow_empty: bool) -> list[ContentError]:
     if not isinstance(value, str):
-        return [ContentError(path, f"must be text, got {type(value).__name__}")]
+        return [ContentError(path, _("must be text, got %(type)s") % {"type": type(value).__name__})]
     if len(value) > max_chars:
-        return [ContentError(path, f"text too long: {len(value)} characters (limit {max_chars})")]
+        return [
+            ContentError(
+                path, _("text too long: %(n)s characters (limit %(max)s)") % {"n": len(value), "max": max_chars}
+            )
+        ]
     if not allow_empty and not value.strip():
-        return [ContentError(path, "must not be empty")]
+        return [ContentError(path, _("must not be empty"))]
     return []
 
 
 def _check_options(value: object, path: str, max_chars: int) -> list[ContentError]:
     if not isinstance(value, list):
-        return [ContentError(path, "must be a list of option texts")]
+        return [ContentError(path, _("must be a list of option texts"))]
     if not MIN_OPTIONS <= len(value) <= MAX_OPTIONS:
-        return [ContentError(path, f"needs {MIN_OPTIONS} to {MAX_OPTIONS} options, got {len(value)}")]
+        return [
+            ContentError(
+                path,
+                _("needs %(min)s to %(max)s options, got %(n)s")
+                % {"min": MIN_OPTIONS, "max": MAX_OPTIONS, "n": len(value)},
+            )
+        ]
     errors: list[ContentError] = []
     for i, option in enumerate(value):
         errors.extend(_check_text(option, f"{path}[{i}]", max_chars, allow_empty=False))
@@ -138,7 +159,8 @@ def _check_options(value: object, path: str, max_chars: int) -> list[ContentErro
 def _check_answer_type(value: object, path: str) -> list[ContentError]:
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return []
-    return [ContentError(path, f"must be a 0-based option index (integer) or null, got {value!r}")]
+    message = _("must be a 0-based option index (integer) or null, got %(value)s") % {"value": repr(value)}
+    return [ContentError(path, message)]
 
 
 def infer_kind(version: dict) -> str | None:

@@ -17,6 +17,8 @@ Question wording follows EmoBench's own prompts (``src/configs/prompts.yaml`` at
 import re
 from dataclasses import asdict, dataclass
 
+from django.utils.translation import gettext as _
+
 FORMAT = "eistudio-item/1"
 LANGUAGES = ("en", "zh")
 SOURCE_NAME = "EmoBench"
@@ -99,18 +101,21 @@ def detect_source(rows: list[tuple[int, dict]]) -> str:
             ea_lines.append(line)
     if ea_lines and eu_lines:
         raise ValueError(
-            f"The rows mix EmoBench files: {len(ea_lines)} look like EA (first on line {ea_lines[0]}) and "
-            f"{len(eu_lines)} look like EU (first on line {eu_lines[0]})."
+            _(
+                "The rows mix EmoBench files: %(ea)s look like EA (first on line %(ea_line)s) and "
+                "%(eu)s look like EU (first on line %(eu_line)s)."
+            )
+            % {"ea": len(ea_lines), "ea_line": ea_lines[0], "eu": len(eu_lines), "eu_line": eu_lines[0]}
         )
     if ea_lines:
         return "EA"
     if eu_lines:
         return "EU"
     if not rows:
-        raise ValueError("There are no rows, so the EmoBench file (EA or EU) cannot be recognised.")
+        raise ValueError(_("There are no rows, so the EmoBench file (EA or EU) cannot be recognised."))
     raise ValueError(
-        "These rows are not EmoBench EA or EU rows: expected keys such as "
-        f"{', '.join(sorted(EA_MARKERS))} (EA) or {', '.join(sorted(EU_MARKERS))} (EU)."
+        _("These rows are not EmoBench EA or EU rows: expected keys such as %(ea)s (EA) or %(eu)s (EU).")
+        % {"ea": ", ".join(sorted(EA_MARKERS)), "eu": ", ".join(sorted(EU_MARKERS))}
     )
 
 
@@ -145,22 +150,32 @@ def _group_rows(rows: list[tuple[int, dict]], faults: list[SourceFault]) -> dict
     groups: dict[str, tuple[int, dict]] = {}
     for line, row in rows:
         if not isinstance(row, dict):
-            faults.append(SourceFault(line, "row", f"Line {line} is a JSON {type(row).__name__}, not an object."))
+            message = _("Line %(line)s is a JSON %(type)s, not an object.") % {"line": line, "type": type(row).__name__}
+            faults.append(SourceFault(line, "row", message))
             continue
         qid = _parse_qid(line, row, faults)
         if qid is None:
             continue
         lang = row.get("language")
         if "language" not in row:
-            faults.append(SourceFault(line, "language", f"qid {qid}: the row has no language."))
+            faults.append(SourceFault(line, "language", _("qid %(qid)s: the row has no language.") % {"qid": qid}))
             continue
         if not isinstance(lang, str):
             faults.append(
-                SourceFault(line, "language", f"qid {qid}: language must be text, got {type(lang).__name__} {lang!r}.")
+                SourceFault(
+                    line,
+                    "language",
+                    _("qid %(qid)s: language must be text, got %(type)s %(value)s.")
+                    % {"qid": qid, "type": type(lang).__name__, "value": repr(lang)},
+                )
             )
             continue
         if lang not in LANGUAGES:
-            faults.append(SourceFault(line, "language", f"qid {qid}: unknown language {lang!r}; expected en or zh."))
+            message = _("qid %(qid)s: unknown language %(language)s; expected en or zh.") % {
+                "qid": qid,
+                "language": repr(lang),
+            }
+            faults.append(SourceFault(line, "language", message))
             continue
         first_line, by_lang = groups.setdefault(qid, (line, {}))
         if lang in by_lang:
@@ -168,7 +183,8 @@ def _group_rows(rows: list[tuple[int, dict]], faults: list[SourceFault]) -> dict
                 SourceFault(
                     line,
                     "qid",
-                    f"qid {qid} ({lang}): duplicate row; the first one, on line {by_lang[lang][0]}, is kept.",
+                    _("qid %(qid)s (%(language)s): duplicate row; the first one, on line %(line)s, is kept.")
+                    % {"qid": qid, "language": lang, "line": by_lang[lang][0]},
                 )
             )
             continue
@@ -179,7 +195,8 @@ def _group_rows(rows: list[tuple[int, dict]], faults: list[SourceFault]) -> dict
 
 def _parse_qid(line: int, row: dict, faults: list[SourceFault]) -> str | None:
     if "qid" not in row:
-        faults.append(SourceFault(line, "qid", f"The row has no qid (language {row.get('language')!r})."))
+        message = _("The row has no qid (language %(language)s).") % {"language": repr(row.get("language"))}
+        faults.append(SourceFault(line, "qid", message))
         return None
     value = row["qid"]
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
@@ -187,7 +204,12 @@ def _parse_qid(line: int, row: dict, faults: list[SourceFault]) -> str | None:
     if isinstance(value, str) and _QID.fullmatch(value.strip()):
         return str(int(value.strip()))
     faults.append(
-        SourceFault(line, "qid", f"qid {value!r} (language {row.get('language')!r}) is not a non-negative number.")
+        SourceFault(
+            line,
+            "qid",
+            _("qid %(qid)s (language %(language)s) is not a non-negative number.")
+            % {"qid": repr(value), "language": repr(row.get("language"))},
+        )
     )
     return None
 
@@ -198,8 +220,17 @@ def _convert_qid(
     """Return the records of one qid (one for EA, up to two for EU)."""
     for lang in LANGUAGES:
         if lang not in by_lang:
-            present = ", ".join(f"{other} on line {by_lang[other][0]}" for other in LANGUAGES if other in by_lang)
-            faults.append(SourceFault(first_line, "language", f"qid {qid}: there is no {lang} row (only {present})."))
+            present = ", ".join(
+                _("%(language)s on line %(line)s") % {"language": other, "line": by_lang[other][0]}
+                for other in LANGUAGES
+                if other in by_lang
+            )
+            message = _("qid %(qid)s: there is no %(language)s row (only %(present)s).") % {
+                "qid": qid,
+                "language": lang,
+                "present": present,
+            }
+            faults.append(SourceFault(first_line, "language", message))
     usable: dict[str, tuple[int, dict]] = {}
     for lang in LANGUAGES:
         if lang not in by_lang:
@@ -211,10 +242,20 @@ def _convert_qid(
         ]
         category = row.get(CATEGORY_FIELDS[task][0])
         if isinstance(category, str) and category.strip() and not dimension_code(task, category):
-            problems.append((CATEGORY_FIELDS[task][0], f"{category!r} has no letters or digits to name a dimension"))
+            problems.append(
+                (
+                    CATEGORY_FIELDS[task][0],
+                    _("%(value)s has no letters or digits to name a dimension") % {"value": repr(category)},
+                )
+            )
         reported = [(field, problem) for field, problem in problems if field]
         for field, problem in reported:
-            faults.append(SourceFault(line, field, f"qid {qid} ({lang}): {problem}; the {lang} version is left out."))
+            message = _("qid %(qid)s (%(language)s): %(problem)s; the %(language)s version is left out.") % {
+                "qid": qid,
+                "language": lang,
+                "problem": problem,
+            }
+            faults.append(SourceFault(line, field, message))
         if not reported:
             usable[lang] = (line, row)
     if not usable:
@@ -238,13 +279,19 @@ def _convert_qid(
             continue
         counts = {lang: len(version["options"]) for lang, version in versions.items()}
         if len(set(counts.values())) > 1:
-            described = ", ".join(f"{n} in {lang} (line {usable[lang][0]})" for lang, n in counts.items())
+            described = ", ".join(
+                _("%(n)s in %(language)s (line %(line)s)") % {"n": n, "language": lang, "line": usable[lang][0]}
+                for lang, n in counts.items()
+            )
             faults.append(
                 SourceFault(
                     first_line,
                     choices_field,
-                    f"qid {qid}: the languages have different numbers of {choices_field}: "
-                    f"{described}; both are kept as they are.",
+                    _(
+                        "qid %(qid)s: the languages have different numbers of %(field)s: "
+                        "%(described)s; both are kept as they are."
+                    )
+                    % {"qid": qid, "field": choices_field, "described": described},
                 )
             )
         uid = f"{benchmark}-{task.lower()}-{qid}" + (f"-{part}" if part else "")
@@ -282,12 +329,12 @@ def _convert_qid(
 def _text_problem(row: dict, field: str) -> tuple[str, str]:
     """Return (field, problem) when ``row[field]`` is not non-empty text, else ("", "")."""
     if field not in row:
-        return field, f"the row has no {field!r}"
+        return field, _("the row has no %(field)s") % {"field": repr(field)}
     value = row[field]
     if not isinstance(value, str):
-        return field, f"{field!r} must be text, got {type(value).__name__}"
+        return field, _("%(field)s must be text, got %(type)s") % {"field": repr(field), "type": type(value).__name__}
     if not value.strip():
-        return field, f"{field!r} is empty"
+        return field, _("%(field)s is empty") % {"field": repr(field)}
     return "", ""
 
 
@@ -301,7 +348,8 @@ def _shared_value(qid: str, line: int, usable: dict, field: str, faults: list[So
             SourceFault(
                 line,
                 field,
-                f"qid {qid}: {field!r} differs between languages ({described}); the {chosen_lang} value is used.",
+                _("qid %(qid)s: %(field)s differs between languages (%(described)s); the %(language)s value is used.")
+                % {"qid": qid, "field": repr(field), "described": described, "language": chosen_lang},
             )
         )
     return values[chosen_lang]
@@ -319,13 +367,19 @@ def _build_versions(
     """Return the language versions of one question and how each answer was matched."""
     versions: dict[str, dict] = {}
     matches: dict[str, str] = {}
-    where = f"{part} question" if part else "question"
+    where = _("%(part)s question") % {"part": part} if part else _("question")
     for lang, (line, row) in usable.items():
         field, problem = (choices_field, _choices_problem(row, choices_field))
         if not problem:
             field, problem = _text_problem(row, label_field)
         if problem:
-            faults.append(SourceFault(line, field, f"qid {qid} ({lang}): {problem}; the {lang} {where} is left out."))
+            message = _("qid %(qid)s (%(language)s): %(problem)s; the %(language)s %(where)s is left out.") % {
+                "qid": qid,
+                "language": lang,
+                "problem": problem,
+                "where": where,
+            }
+            faults.append(SourceFault(line, field, message))
             continue
         options = list(row[choices_field])
         label = row[label_field]
@@ -335,9 +389,13 @@ def _build_versions(
                 SourceFault(
                     line,
                     choices_field,
-                    f"qid {qid} ({lang}): {choices_field} repeat the same text: "
-                    + ", ".join(repr(option) for option in duplicates)
-                    + ".",
+                    _("qid %(qid)s (%(language)s): %(field)s repeat the same text: %(texts)s.")
+                    % {
+                        "qid": qid,
+                        "language": lang,
+                        "field": choices_field,
+                        "texts": ", ".join(repr(option) for option in duplicates),
+                    },
                 )
             )
         answer, how = match_label(label, options)
@@ -347,8 +405,17 @@ def _build_versions(
                 SourceFault(
                     line,
                     label_field,
-                    f"qid {qid} ({lang}): {label_field} {label!r} is not among the {choices_field}; "
-                    "the answer is left empty.",
+                    _(
+                        "qid %(qid)s (%(language)s): %(label_field)s %(label)s is not among the %(choices_field)s; "
+                        "the answer is left empty."
+                    )
+                    % {
+                        "qid": qid,
+                        "language": lang,
+                        "label_field": label_field,
+                        "label": repr(label),
+                        "choices_field": choices_field,
+                    },
                 )
             )
         elif how == "ambiguous":
@@ -356,8 +423,17 @@ def _build_versions(
                 SourceFault(
                     line,
                     label_field,
-                    f"qid {qid} ({lang}): {label_field} {label!r} matches more than one of the "
-                    f"{choices_field}; the answer is left empty.",
+                    _(
+                        "qid %(qid)s (%(language)s): %(label_field)s %(label)s matches more than one of the "
+                        "%(choices_field)s; the answer is left empty."
+                    )
+                    % {
+                        "qid": qid,
+                        "language": lang,
+                        "label_field": label_field,
+                        "label": repr(label),
+                        "choices_field": choices_field,
+                    },
                 )
             )
         question = _question(task, part, lang, line, qid, row, faults)
@@ -372,17 +448,23 @@ def _build_versions(
 
 def _choices_problem(row: dict, field: str) -> str:
     if field not in row:
-        return f"the row has no {field!r}"
+        return _("the row has no %(field)s") % {"field": repr(field)}
     value = row[field]
     if not isinstance(value, list):
-        return f"{field!r} must be a list of texts, got {type(value).__name__}"
+        return _("%(field)s must be a list of texts, got %(type)s") % {
+            "field": repr(field),
+            "type": type(value).__name__,
+        }
     if len(value) < 2:
-        return f"{field!r} needs at least 2 choices, got {len(value)}"
+        return _("%(field)s needs at least 2 choices, got %(n)s") % {"field": repr(field), "n": len(value)}
     for i, option in enumerate(value):
         if not isinstance(option, str):
-            return f"{field!r}[{i}] must be text, got {type(option).__name__}"
+            return _("%(field)s must be text, got %(type)s") % {
+                "field": f"{field!r}[{i}]",
+                "type": type(option).__name__,
+            }
         if not option.strip():
-            return f"{field!r}[{i}] is empty"
+            return _("%(field)s is empty") % {"field": f"{field!r}[{i}]"}
     return ""
 
 
@@ -423,8 +505,11 @@ def _question(task: str, part: str, lang: str, line: int, qid: str, row: dict, f
             SourceFault(
                 line,
                 "question type",
-                f"qid {qid} (zh): no Chinese wording is known for question type {raw!r}; "
-                "the raw value is used in the question.",
+                _(
+                    "qid %(qid)s (zh): no Chinese wording is known for question type %(type)s; "
+                    "the raw value is used in the question."
+                )
+                % {"qid": qid, "type": repr(raw)},
             )
         )
     return EA_QUESTION[lang].format(q_type=q_type, subject=subject)

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.utils.translation import gettext as _
+
 from annotation.content import KINDS, canonical_json, validate_content
 
 FORMAT = "eistudio-item/1"
@@ -77,20 +79,26 @@ def read_jsonl(data: bytes, *, max_line_bytes: int) -> tuple[list[tuple[int, dic
         if not raw.strip():
             continue
         if len(raw) > max_line_bytes:
-            errors.append(LineError(number, "line", f"line is {len(raw)} bytes, over the {max_line_bytes}-byte limit"))
+            message = _("line is %(size)s bytes, over the %(limit)s-byte limit") % {
+                "size": len(raw),
+                "limit": max_line_bytes,
+            }
+            errors.append(LineError(number, "line", message))
             continue
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            errors.append(LineError(number, "line", f"invalid UTF-8 at byte {exc.start}"))
+            errors.append(LineError(number, "line", _("invalid UTF-8 at byte %(byte)s") % {"byte": exc.start}))
             continue
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            errors.append(LineError(number, "line", f"malformed JSON: {exc.msg} at column {exc.colno}"))
+            message = _("malformed JSON: %(error)s at column %(column)s") % {"error": exc.msg, "column": exc.colno}
+            errors.append(LineError(number, "line", message))
             continue
         if not isinstance(obj, dict):
-            errors.append(LineError(number, "line", f"expected a JSON object, got {type(obj).__name__}"))
+            message = _("expected a JSON object, got %(type)s") % {"type": type(obj).__name__}
+            errors.append(LineError(number, "line", message))
             continue
         rows.append((number, obj))
     return rows, errors
@@ -105,51 +113,60 @@ def parse_record(line: int, obj: dict, *, max_chars: int, benchmark: str | None 
 
     fmt = obj.get("format", FORMAT)
     if fmt != FORMAT:
-        err("format", f"unsupported format {fmt!r}; expected {FORMAT!r}")
+        err(
+            "format",
+            _("unsupported format %(format)s; expected %(expected)s") % {"format": repr(fmt), "expected": repr(FORMAT)},
+        )
     for key in obj:
         if key not in RECORD_FIELDS:
-            err(key, "unknown field")
+            err(key, _("unknown field"))
     uid = obj.get("uid")
     if not isinstance(uid, str) or not uid.strip():
-        err("uid", "required text")
+        err("uid", _("required text"))
     elif len(uid) > UID_MAX or any(ch.isspace() for ch in uid):
-        err("uid", f"must be at most {UID_MAX} characters without spaces")
+        err("uid", _("must be at most %(max)s characters without spaces") % {"max": UID_MAX})
     bench = benchmark or obj.get("benchmark")
     if not isinstance(bench, str) or not bench:
-        err("benchmark", "required benchmark slug (or pass --benchmark)")
+        err("benchmark", _("required benchmark slug (or pass --benchmark)"))
     dimension = obj.get("dimension")
     if not isinstance(dimension, str) or not dimension:
-        err("dimension", "required dimension code")
+        err("dimension", _("required dimension code"))
     kind = obj.get("kind")
     if kind not in KINDS:
-        err("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
+        err("kind", _("must be one of %(choices)s, got %(value)s") % {"choices": ", ".join(KINDS), "value": repr(kind)})
     scenario = obj.get("scenario")
     if scenario is not None and not isinstance(scenario, str):
-        err("scenario", "must be a scenario code or null")
+        err("scenario", _("must be a scenario code or null"))
     emotions = obj.get("emotions", [])
     if not isinstance(emotions, list) or not all(isinstance(e, str) for e in emotions):
-        err("emotions", "must be a list of emotion codes")
+        err("emotions", _("must be a list of emotion codes"))
     crisis = obj.get("crisis_level")
     if crisis is not None and (not isinstance(crisis, int) or isinstance(crisis, bool) or not 1 <= crisis <= 5):
-        err("crisis_level", f"must be an integer from 1 to 5 or null, got {crisis!r}")
+        err("crisis_level", _("must be an integer from 1 to 5 or null, got %(value)s") % {"value": repr(crisis)})
     difficulty = obj.get("difficulty") or ""
     if difficulty not in DIFFICULTIES:
-        err("difficulty", f"must be one of easy, medium, hard or empty, got {difficulty!r}")
+        err("difficulty", _("must be one of easy, medium, hard or empty, got %(value)s") % {"value": repr(difficulty)})
     status = obj.get("status", "draft")
     if status not in STATUSES:
-        err("status", f"must be one of {', '.join(STATUSES)}, got {status!r}")
+        err(
+            "status",
+            _("must be one of %(choices)s, got %(value)s") % {"choices": ", ".join(STATUSES), "value": repr(status)},
+        )
     origin = obj.get("origin", "imported")
     if origin not in ORIGINS:
-        err("origin", f"must be one of {', '.join(ORIGINS)}, got {origin!r}")
+        err(
+            "origin",
+            _("must be one of %(choices)s, got %(value)s") % {"choices": ", ".join(ORIGINS), "value": repr(origin)},
+        )
     metadata = obj.get("metadata", {})
     if not isinstance(metadata, dict):
-        err("metadata", "must be an object")
+        err("metadata", _("must be an object"))
     message = obj.get("message", "")
     if not isinstance(message, str):
-        err("message", "must be text")
+        err("message", _("must be text"))
     content = obj.get("content")
     if content is None:
-        err("content", "required object keyed by language (en, zh)")
+        err("content", _("required object keyed by language (en, zh)"))
     elif kind in KINDS:
         for problem in validate_content(kind, content, max_chars=max_chars):
             err(problem.field, problem.message)
@@ -187,7 +204,12 @@ def parse_records(
             continue
         if parsed.uid in first_line:
             errors.append(
-                LineError(line, "uid", f"duplicate uid {parsed.uid!r} (first on line {first_line[parsed.uid]})")
+                LineError(
+                    line,
+                    "uid",
+                    _("duplicate uid %(uid)s (first on line %(line)s)")
+                    % {"uid": repr(parsed.uid), "line": first_line[parsed.uid]},
+                )
             )
             continue
         first_line[parsed.uid] = line

@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation import releases
@@ -20,7 +21,7 @@ def _get(slug: str, version: str) -> Release:
         .first()
     )
     if release is None:
-        raise Http404("No such release.")
+        raise Http404(_("No such release."))
     return release
 
 
@@ -147,7 +148,7 @@ def release_download(request: HttpRequest, slug: str, version: str) -> HttpRespo
 def release_compare(request: HttpRequest, slug: str) -> HttpResponse:
     all_releases = Release.objects.filter(benchmark__slug=slug).select_related("benchmark").order_by("-created_at")
     if not all_releases:
-        raise Http404("No releases of this benchmark.")
+        raise Http404(_("No releases of this benchmark."))
     by_version = {r.version: r for r in all_releases}
     old, new = by_version.get(request.GET.get("old", "")), by_version.get(request.GET.get("new", ""))
     comparison = releases.release_compare(old=old, new=new) if old and new else None

@@ -46,7 +46,9 @@ class ImportFailed(Exception):
     def __init__(self, errors: list[LineError]) -> None:
         self.errors = errors
         shown = "; ".join(str(e) for e in errors[:5]) + ("; ..." if len(errors) > 5 else "")
-        super().__init__(f"{len(errors)} error(s), nothing was imported: {shown}")
+        super().__init__(
+            _("%(count)s error(s), nothing was imported: %(errors)s") % {"count": len(errors), "errors": shown}
+        )
 
 
 @dataclass
@@ -341,26 +343,33 @@ class _Taxonomy:
             errors.append(LineError(record.line, name, message))
 
         if record.benchmark not in self.benchmarks:
-            err("benchmark", f"unknown benchmark {record.benchmark!r}")
+            err("benchmark", _("unknown benchmark %(benchmark)s") % {"benchmark": repr(record.benchmark)})
         dimension = self.dimensions.get((record.benchmark, record.dimension))
         if dimension is None:
-            err("dimension", f"unknown dimension code {record.dimension!r} in benchmark {record.benchmark!r}")
+            err(
+                "dimension",
+                _("unknown dimension code %(dimension)s in benchmark %(benchmark)s")
+                % {"dimension": repr(record.dimension), "benchmark": repr(record.benchmark)},
+            )
         scenario = None
         if record.scenario:
             scenario = self.scenarios.get(record.scenario)
             if scenario is None:
-                err("scenario", f"unknown scenario code {record.scenario!r}")
+                err("scenario", _("unknown scenario code %(code)s") % {"code": repr(record.scenario)})
         emotions = []
         for code in record.emotions:
             if code not in self.emotions:
-                err("emotions", f"unknown emotion code {code!r}")
+                err("emotions", _("unknown emotion code %(code)s") % {"code": repr(code)})
             else:
                 emotions.append(self.emotions[code])
         crisis = None
         if record.crisis_level is not None:
             crisis = self.crisis_levels.get(record.crisis_level)
             if crisis is None:
-                err("crisis_level", f"crisis level {record.crisis_level} is not defined in the taxonomy")
+                err(
+                    "crisis_level",
+                    _("crisis level %(level)s is not defined in the taxonomy") % {"level": record.crisis_level},
+                )
         if errors:
             return errors
         return ItemState(
@@ -388,7 +397,11 @@ def items_import(
     then. Re-importing identical content changes nothing; changed content adds revisions.
     """
     if format not in IMPORT_FORMATS:
-        raise ImportFailed([LineError(0, "format", f"unknown format {format!r}; expected {', '.join(IMPORT_FORMATS)}")])
+        message = _("unknown format %(format)s; expected %(expected)s") % {
+            "format": repr(format),
+            "expected": ", ".join(IMPORT_FORMATS),
+        }
+        raise ImportFailed([LineError(0, "format", message)])
     rows, errors = read_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES)
     report = ImportReport(dry_run=dry_run)
     if format == "emobench" and not errors:
@@ -402,7 +415,7 @@ def items_import(
     records, parse_errors = parse_records(rows, max_chars=settings.ITEM_MAX_TEXT_CHARS, benchmark=benchmark)
     errors.extend(parse_errors)
     if not rows and not errors:
-        errors.append(LineError(0, "file", "the file holds no records"))
+        errors.append(LineError(0, "file", _("the file holds no records")))
     if errors:
         raise ImportFailed(errors)
     taxonomy = _Taxonomy()
@@ -421,11 +434,21 @@ def items_import(
         item = existing.get(record.uid)
         if item is not None and item.kind != record.kind:
             errors.append(
-                LineError(record.line, "kind", f"item {record.uid} is {item.kind}; the kind of an item cannot change")
+                LineError(
+                    record.line,
+                    "kind",
+                    _("item %(uid)s is %(kind)s; the kind of an item cannot change")
+                    % {"uid": record.uid, "kind": item.kind},
+                )
             )
         if item is not None and item.benchmark.slug != record.benchmark:
             errors.append(
-                LineError(record.line, "benchmark", f"item {record.uid} belongs to benchmark {item.benchmark.slug}")
+                LineError(
+                    record.line,
+                    "benchmark",
+                    _("item %(uid)s belongs to benchmark %(benchmark)s")
+                    % {"uid": record.uid, "benchmark": item.benchmark.slug},
+                )
             )
         resolved.append((record, state))
     if errors:
