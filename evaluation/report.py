@@ -340,6 +340,25 @@ def build_report(run: EvaluationRun) -> dict:
         rated = {c: overall[(c, lang)]["mu"] for c in codes if (c, lang) in overall}
         if metrics and rated:
             correlations[lang] = {k: v.as_dict() for k, v in style.style_rating_correlations(metrics, rated).items()}
+    cross_lingual = []
+    if set(run.languages) >= {"en", "zh"}:
+        scores: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+        for row in objective["accuracy"]:
+            scores[row["dimension"]][row["language"]][row["model"]] = row["accuracy"]
+        for row in subjective["ratings"]:
+            if row["dimension"] != "overall":
+                scores[row["dimension"]][row["language"]][row["model"]] = row["mu"]
+        lingual = stats.cross_lingual_gaps(scores, language_a="en", language_b="zh", leave_dimension_out=True)
+        for dim in lingual.dimensions:
+            cross_lingual.append(
+                {
+                    "dimension": dim.dimension,
+                    "mean_gap": dim.mean_gap,
+                    "r": dim.correlation.r,
+                    "p": dim.correlation.p_value,
+                    "undefined_reason": dim.correlation.undefined_reason,
+                }
+            )
     notes = list(run.notes)
     if objective["unparsed"]:
         notes.append(f"{len(objective['unparsed'])} objective answers could not be parsed and count as wrong.")
@@ -363,6 +382,7 @@ def build_report(run: EvaluationRun) -> dict:
             "delta_z": [{"model": r["model"], "language": r["language"], "delta": r["delta"]} for r in standing],
             "style": style_rows,
             "style_correlations": correlations,
+            "cross_lingual": cross_lingual,
         },
         "notes": notes,
         "files": report_files_names(run.languages),

@@ -128,6 +128,8 @@ def test_full_run_scores_models_judges_pairs_and_recomputes_identically(
     assert Answer.objects.filter(run=run).exclude(option_order=[]).exists()
     assert OpenResponse.objects.filter(run=run, ok=True).count() == 3 * 2 * 8  # eight accepted open prompts
     assert any(r["significant"] for r in report["objective"]["paired"] if {r["a"], r["b"]} == {"M01", "M02"})
+    gaps = {r["dimension"]: r for r in report["analysis"]["cross_lingual"]}
+    assert "hidden_emotion_recognition" in gaps and gaps["hidden_emotion_recognition"]["mean_gap"] is not None
 
 
 def test_report_page_drill_down_and_command(frozen_release, primary, make_endpoint, researcher, login, tmp_path):
