@@ -151,7 +151,11 @@ def _versions(candidate: object, languages: list[str]) -> dict | None:
 @transaction.atomic
 def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = None) -> DraftingJob:
     """Turn the replies of a finished job into draft items; report every malformed candidate instead."""
-    job = DraftingJob.objects.select_for_update().select_related("template__dimension", "llm_run").get(pk=job.pk)
+    job = (
+        DraftingJob.objects.select_for_update(of=("self",))
+        .select_related("template__dimension", "llm_run")
+        .get(pk=job.pk)
+    )
     if job.collected:
         return job
     if job.llm_run.status not in (Run.Status.DONE, Run.Status.FAILED, Run.Status.CANCELLED):

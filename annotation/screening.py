@@ -276,7 +276,7 @@ def _apply(item: Item, status: str, user: AbstractBaseUser) -> None:
 @transaction.atomic
 def round_item_adjudicate(*, round_item: RoundItem, user: AbstractBaseUser, decision: str, note: str = "") -> RoundItem:
     """Decide a conflict after a round closed, seeing every review side by side."""
-    round_item = RoundItem.objects.select_for_update().select_related("round", "item").get(pk=round_item.pk)
+    round_item = RoundItem.objects.select_for_update(of=("self",)).select_related("round", "item").get(pk=round_item.pk)
     if round_item.round.is_open:
         raise ValidationError(_("Conflicts are adjudicated after the round closes."))
     if round_item.outcome != RoundItem.Outcome.CONFLICT:
