@@ -156,7 +156,8 @@ class LLMCall(models.Model):
         UNPARSED = "unparsed", _("unparseable content")
         OTHER = "other", _("other error")
 
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="calls")
+    # Indexed through the unique (endpoint, request hash) constraint.
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="calls", db_index=False)
     request_hash = models.CharField(_("request hash"), max_length=64)
     fresh = models.BooleanField(_("fresh"), default=False, help_text=_("Sent on purpose although it may be cached."))
     request = models.JSONField(_("request"))
@@ -311,8 +312,9 @@ class RunItem(models.Model):
         DONE = "done", _("done")
         FAILED = "failed", _("failed")
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
-    chunk = models.ForeignKey(RunChunk, on_delete=models.CASCADE, related_name="items")
+    # Indexed through the composite indexes below, which start with these columns.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items", db_index=False)
+    chunk = models.ForeignKey(RunChunk, on_delete=models.CASCADE, related_name="items", db_index=False)
     key = models.CharField(_("key"), max_length=200)
     position = models.PositiveIntegerField(_("position"))
     request = models.JSONField(_("request"))
@@ -333,7 +335,11 @@ class RunItem(models.Model):
             models.CheckConstraint(condition=Q(status__in=["pending", "done", "failed"]), name="runitem_status_valid"),
             models.CheckConstraint(condition=~Q(key=""), name="runitem_key_not_empty"),
         ]
-        indexes = [models.Index(fields=["chunk", "status"]), models.Index(fields=["run", "status"])]
+        indexes = [
+            models.Index(fields=["chunk", "status"]),
+            models.Index(fields=["run", "status"]),
+            models.Index(fields=["run", "position"]),
+        ]
         verbose_name = _("run item")
         verbose_name_plural = _("run items")
 

@@ -16,7 +16,6 @@ ORM is never touched from async code and one connection serves the whole task.
 
 import asyncio
 import functools
-import json
 import logging
 import os
 import signal
@@ -36,154 +35,28 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from llm import parsers
-from llm.calls import call_cost
+from llm.bulk import update_rows
 from llm.executor import CallOutcome, CallSpec, EndpointConfig, Executor
-from llm.models import Endpoint, LLMCall, Run, RunChunk, RunItem
+from llm.models import LLMCall, Run, RunChunk, RunItem
+from llm.recording import (
+    CALL_OUTCOME_FIELDS,
+    CallState,
+    MissingKey,
+    endpoint_config,
+    json_safe,
+    merge_outcome,
+    outcome_cost,
+    parse_cached,
+)
 
 logger = logging.getLogger("llm.runner")
 
 TICK_SECONDS = 0.05
 
 
-class MissingKey(Exception):
-    """The environment variable an endpoint names is not set in this process."""
-
-
 def worker_identity() -> str:
     """Return a name for this worker process that is unique across machines and restarts."""
     return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-def endpoint_config(
-    endpoint: Endpoint, *, timeout: float | None = None, max_retries: int | None = None
-) -> EndpointConfig:
-    """Return the executor settings of an endpoint, reading its key from the environment of this process."""
-    api_key = ""
-    if endpoint.api_key_env:
-        api_key = os.environ.get(endpoint.api_key_env, "")
-        if not api_key:
-            raise MissingKey(
-                f"The environment variable {endpoint.api_key_env} is not set (or empty) in the process that sends "
-                f"the requests; set it for the worker (db_worker) and the web server, then resume."
-            )
-    return EndpointConfig(
-        base_url=endpoint.base_url,
-        api_style=endpoint.api_style,
-        api_key=api_key,
-        max_concurrency=endpoint.max_concurrency,
-        rpm_limit=endpoint.rpm_limit,
-        timeout=timeout if timeout is not None else endpoint.timeout_seconds,
-        max_retries=max_retries if max_retries is not None else endpoint.max_retries,
-        backoff_base=settings.LLM_RETRY_BACKOFF_SECONDS,
-        backoff_max=settings.LLM_RETRY_BACKOFF_MAX_SECONDS,
-        is_simulator=endpoint.is_simulator,
-    )
-
-
-def update_rows(model: type, rows: list[dict], fields: list[str]) -> None:
-    """Update many rows by primary key with one prepared statement (``executemany``).
-
-    ``QuerySet.bulk_update`` builds a CASE expression per field and row, which costs far more CPU than the
-    database work for a few hundred rows; values are prepared by each field, so JSON, decimals and dates are
-    stored exactly as the ORM would store them.
-    """
-    if not rows:
-        return
-    meta = model._meta
-    quote = connection.ops.quote_name
-    columns = [meta.get_field(name) for name in fields]
-    assignments = ", ".join(f"{quote(f.column)} = %s" for f in columns)
-    sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s"
-    params = [[f.get_db_prep_save(row[f.name], connection) for f in columns] + [row["pk"]] for row in rows]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, params)
-
-
-def outcome_cost(outcome: CallOutcome, endpoint: Endpoint) -> Decimal:
-    return call_cost(
-        input_tokens=outcome.input_tokens,
-        output_tokens=outcome.output_tokens,
-        price_input=endpoint.price_input_per_mtok,
-        price_output=endpoint.price_output_per_mtok,
-    )
-
-
-def parse_cached(parser: parsers.Parser, text: str, response: dict | None) -> tuple[object, str]:
-    """Parse a stored reply; return (result, "") or (None, why it does not parse)."""
-    try:
-        return json_safe(parser(text, response or {}))
-    except Exception as exc:  # noqa: BLE001 - any parser failure means "send it again"
-        return None, f"Unparseable reply: {exc}"
-
-
-def json_safe(value: object) -> tuple[object, str]:
-    """Return (value, "") if it can be stored as JSON, else (None, the reason)."""
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError) as exc:
-        return None, f"The parser returned a value that is not JSON: {exc}"
-    return value, ""
-
-
-@dataclass
-class CallState:
-    """What a call row held when its chunk was claimed: outcomes add to it."""
-
-    call_id: int
-    sends: int
-    retries: int
-    input_tokens: int
-    output_tokens: int
-    cost: Decimal
-    attempts: list
-
-
-CALL_OUTCOME_FIELDS = [
-    "status",
-    "http_status",
-    "error_kind",
-    "error",
-    "response_text",
-    "response_json",
-    "parsed",
-    "input_tokens",
-    "output_tokens",
-    "cost",
-    "latency_ms",
-    "retries",
-    "sends",
-    "attempts",
-    "started_at",
-    "finished_at",
-]
-
-
-def merge_outcome(state: CallState, outcome: CallOutcome, cost: Decimal) -> dict:
-    """Add an outcome to what a call held and return the call's new field values (see CALL_OUTCOME_FIELDS)."""
-    state.sends += outcome.sends
-    state.retries += outcome.retries
-    state.input_tokens += outcome.input_tokens
-    state.output_tokens += outcome.output_tokens
-    state.cost += cost
-    state.attempts = (state.attempts + outcome.attempts)[-50:]
-    return {
-        "status": LLMCall.Status.SUCCEEDED if outcome.received else LLMCall.Status.FAILED,
-        "http_status": outcome.http_status,
-        "error_kind": outcome.error_kind,
-        "error": outcome.error,
-        "response_text": outcome.response_text,
-        "response_json": outcome.response_json if isinstance(outcome.response_json, dict) else None,
-        "parsed": outcome.parsed,
-        "input_tokens": state.input_tokens,
-        "output_tokens": state.output_tokens,
-        "cost": state.cost,
-        "latency_ms": outcome.latency_ms,
-        "retries": state.retries,
-        "sends": state.sends,
-        "attempts": state.attempts,
-        "started_at": outcome.started_at,
-        "finished_at": outcome.finished_at,
-    }
 
 
 @dataclass

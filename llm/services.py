@@ -14,10 +14,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from llm import parsers, selectors
+from llm.bulk import insert_rows
 from llm.calls import RequestError, build_request, request_hash, rough_request_cost
 from llm.executor import CallSpec, execute_all
 from llm.models import Endpoint, LLMCall, Run, RunChunk, RunItem
-from llm.runner import CallState, MissingKey, endpoint_config, merge_outcome, outcome_cost, parse_cached
+from llm.recording import CallState, MissingKey, endpoint_config, merge_outcome, outcome_cost, parse_cached
 
 ENDPOINT_FIELDS = (
     "name",
@@ -342,12 +343,15 @@ def run_create(
             for number, rows in enumerate(chunk_rows, start=1)
         ]
     )
+    defaults = {"call_id": None, "result": None, "status": RunItem.Status.PENDING, "cached": False, "finished_at": None}
     items = [
-        RunItem(run=run, chunk=chunk, **row) for chunk, rows in zip(chunks, chunk_rows, strict=True) for row in rows
+        defaults | row | {"run_id": run.pk, "chunk_id": chunk.pk, "cost": Decimal("0"), "error": ""}
+        for chunk, rows in zip(chunks, chunk_rows, strict=True)
+        for row in rows
     ]
-    RunItem.objects.bulk_create(items, batch_size=1000)
+    insert_rows(RunItem, items, [f.attname for f in RunItem._meta.concrete_fields if not f.primary_key])
     run.planned = len(items)
-    run.done = run.cached = sum(1 for item in items if item.cached)
+    run.done = run.cached = sum(1 for item in items if item["cached"])
     run.estimated_cost = sum(
         (
             rough_request_cost(

@@ -130,8 +130,8 @@ class Simulator:
         self.garbled = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
-        self.open_connections = 0
-        self.max_open_connections = 0
+        self.open_connections = getattr(self, "open_connections", 0)  # connections outlive a reset
+        self.max_open_connections = self.open_connections
         self.started = time.time()
 
     def stats(self, *, with_keys: bool = False) -> dict:
@@ -483,12 +483,25 @@ class Simulator:
 async def serve(config: SimulatorConfig, *, ready: asyncio.Future | None = None) -> None:
     """Serve until cancelled; set ``ready`` to the bound (host, port) once listening."""
     simulator = Simulator(config)
-    server = await asyncio.start_server(
-        simulator.handle_connection, config.host, config.port, backlog=config.backlog, reuse_address=True
-    )
+    connections: set[asyncio.Task] = set()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        connections.add(task)
+        try:
+            await simulator.handle_connection(reader, writer)
+        finally:
+            connections.discard(task)
+
+    server = await asyncio.start_server(handle, config.host, config.port, backlog=config.backlog, reuse_address=True)
     host, port = server.sockets[0].getsockname()[:2]
     config.port = port
     if ready is not None:
         ready.set_result((host, port))
-    async with server:
+    try:
         await server.serve_forever()
+    finally:
+        # Idle keep-alive connections and hanging "timeout" replies must not keep the process alive.
+        server.close()
+        for task in list(connections):
+            task.cancel()

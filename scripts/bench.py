@@ -12,6 +12,7 @@ as a share of the first. Exit status 1 if the simulator billed any request twice
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,7 +63,7 @@ def main() -> int:
     os.environ.update(env)
     database = "PostgreSQL" if env["DATABASE_URL"].startswith("postgres") else "SQLite"
     python = sys.executable
-    subprocess.run([python, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
+    subprocess.run([python, "manage.py", "migrate", "--noinput", "-v0", "--skip-checks"], cwd=ROOT, env=env, check=True)
 
     processes: list[subprocess.Popen] = []
     try:
@@ -129,10 +130,15 @@ def main() -> int:
                 name=f"bench {tag} {label}",
                 chunk_size=args.chunk_size,
             )
+            deadline = started + 60 + 20 * args.n * args.latency_ms / 1000 / args.concurrency
             while True:
                 run.refresh_from_db()
                 if run.status not in Run.ACTIVE:
                     break
+                stopped = [p for p in processes if p.poll() is not None]
+                if stopped or time.monotonic() > deadline:
+                    logs = "\n".join(path.read_text() for path in sorted(tmp.glob("*.log")))
+                    raise RuntimeError(f"a worker or the simulator stopped, or the run took too long:\n{logs}")
                 time.sleep(0.02)
             return time.monotonic() - started, run
 
@@ -173,6 +179,7 @@ def main() -> int:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

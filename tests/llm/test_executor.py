@@ -49,6 +49,15 @@ def test_calls_run_concurrently_up_to_the_endpoint_limit(simulator):
     assert simulator.stats()["max_open_connections"] <= 8
 
 
+def test_the_simulator_serves_hundreds_of_concurrent_connections(simulator):
+    simulator.configure(latency_ms=300, jitter_ms=0)
+    started = time.monotonic()
+    outcomes = run(config(simulator, max_concurrency=300), [spec(i) for i in range(300)])
+    assert all(o.received for o in outcomes)
+    assert time.monotonic() - started < 3.0  # one wave of 300 ms, not 300 in a row
+    assert simulator.stats()["max_open_connections"] >= 250
+
+
 def test_replies_carry_text_usage_and_the_parsed_result(simulator):
     [outcome] = run(config(simulator), [spec(1, parser=parsers.get("mcq_letter"), hints={"answer": "B"})])
     assert outcome.parsed and outcome.result["letter"] in {"A", "B"}

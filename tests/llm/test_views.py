@@ -1,6 +1,7 @@
 """The LLM pages: runs with live progress and actions, calls, endpoints with test connection; htmx partials."""
 
 import io
+import json
 
 import pytest
 from django.urls import reverse
@@ -70,7 +71,7 @@ def test_items_can_be_filtered_as_an_htmx_partial(login, researcher, run):
 
 def test_a_run_can_be_started_from_an_uploaded_jsonl_file(login, researcher, endpoint):
     data = "\n".join(
-        '{"key": "k%d", "messages": [{"role": "user", "content": "Hello %d"}]}' % (i, i) for i in range(3)
+        json.dumps({"key": f"k{i}", "messages": [{"role": "user", "content": f"Hello {i}"}]}) for i in range(3)
     ).encode()
     upload = io.BytesIO(data)
     upload.name = "prompts.jsonl"
