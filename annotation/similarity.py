@@ -3,7 +3,6 @@
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 
 @dataclass(frozen=True)
@@ -26,6 +25,9 @@ def near_duplicates(texts: dict[str, str], *, threshold: float) -> list[NearDupl
 
 
 def _matrix(texts: dict[str, str]) -> tuple[list[str], np.ndarray]:
+    # scikit-learn is imported here, not at start-up: it takes seconds to load and most requests never need it.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     keys = [k for k in sorted(texts) if texts[k].strip()]
     if len(keys) < 2:
         return keys, np.zeros((len(keys), len(keys)))
