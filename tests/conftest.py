@@ -7,6 +7,7 @@ import pytest
 from annotation import services
 from annotation.models import Benchmark
 from tests.factories import PASSWORD, UserFactory
+from tests.simulator import fast_retries, make_endpoint, simulator, simulator_server  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = ROOT.parent / "shared" / "data" / "external"

@@ -7,7 +7,6 @@ from annotation import drafting
 from annotation.models import Dimension, Item
 from llm import runner
 from tests.factories import make_item
-from tests.llm.conftest import fast_retries, make_endpoint, simulator, simulator_server  # noqa: F401
 
 
 @pytest.fixture

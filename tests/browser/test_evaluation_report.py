@@ -7,7 +7,6 @@ from playwright.sync_api import expect
 from evaluation import services
 from tests.browser.test_item_edit import sign_in
 from tests.evaluation.test_runs import drive, frozen_release, primary  # noqa: F401
-from tests.llm.conftest import fast_retries, make_endpoint, simulator, simulator_server  # noqa: F401
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,7 +19,7 @@ def drive_and_close(run) -> None:
 
 
 def test_researcher_reads_the_report_and_drills_down_to_raw_judge_output(
-    page, live_server, frozen_release, primary, make_endpoint, researcher
+    page, live_server, frozen_release, primary, make_endpoint, researcher  # noqa: F811  (fixtures imported above)
 ):
     run = services.evaluation_run_create(
         name="browser",

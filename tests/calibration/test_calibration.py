@@ -14,7 +14,6 @@ from calibration.models import JudgeSelection, JudgeVerdict
 from llm import runner
 from llm.simulation import quality_score
 from tests.factories import make_item
-from tests.llm.conftest import fast_retries, make_endpoint, simulator, simulator_server  # noqa: F401
 
 REPLIES = {
     "concise": "Losing him after fourteen years leaves a real hole. What do you miss most in the evenings now?",

@@ -13,7 +13,6 @@ from evaluation import prompts, services
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
 from llm import runner
 from tests.factories import make_item, mcq_content
-from tests.llm.conftest import fast_retries, make_endpoint, simulator, simulator_server  # noqa: F401
 
 ROOT_FIXTURE = "fixtures/demo_items.jsonl"
 
