@@ -30,6 +30,8 @@ class Check:
     summary: str
     offenders: list[str] = field(default_factory=list)
     details: list[str] = field(default_factory=list)
+    # The numbers behind ``summary``, so that pages can word it in the reader's language.
+    params: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -45,11 +47,17 @@ def release_checklist(
     """Run every check; each names the offending uids so the page can link to them."""
     checks: list[Check] = []
     n = len(entries)
-    checks.append(Check("not_empty", n > 0, f"{n} items"))
+    checks.append(Check("not_empty", n > 0, f"{n} items", params={"n": n}))
 
     not_accepted = sorted(e.uid for e in entries if e.status != "accepted")
     checks.append(
-        Check("all_accepted", not not_accepted, f"{n - len(not_accepted)} of {n} items accepted", not_accepted)
+        Check(
+            "all_accepted",
+            not not_accepted,
+            f"{n - len(not_accepted)} of {n} items accepted",
+            not_accepted,
+            params={"ok": n - len(not_accepted), "n": n},
+        )
     )
 
     parity_bad, answer_bad, details = [], [], []
@@ -68,6 +76,7 @@ def release_checklist(
             f"{n - len(parity_bad)} of {n} items have both languages in parity",
             sorted(parity_bad),
             details,
+            params={"ok": n - len(parity_bad), "n": n},
         )
     )
     checks.append(
@@ -76,6 +85,7 @@ def release_checklist(
             not answer_bad,
             f"{len(answer_bad)} items with a missing or invalid answer key",
             sorted(answer_bad),
+            params={"bad": len(answer_bad)},
         )
     )
 
@@ -91,6 +101,7 @@ def release_checklist(
             f"{len(duplicates)} near-duplicate pairs at cosine >= {duplicate_threshold}",
             dup_uids,
             [f"{lang}: {d.a} ~ {d.b} ({d.score:.2f})" for lang, d in duplicates],
+            params={"pairs": len(duplicates), "threshold": duplicate_threshold},
         )
     )
 
@@ -110,6 +121,7 @@ def release_checklist(
             "per-dimension counts meet their targets" if target_ok else "per-dimension counts differ from targets",
             [],
             target_details,
+            params={"variant": "met" if target_ok else "differ"},
         )
     )
 
@@ -127,6 +139,12 @@ def release_checklist(
             else f"{len(domains)} scenario domains; none above {max_domain_share:.0%} of items",
             [],
             domain_details,
+            params={
+                "variant": "none" if not domains else "too_big" if too_big else "ok",
+                "count": len(domains),
+                "share": round(max_domain_share * 100),
+                "domains": ", ".join(sorted(too_big)),
+            },
         )
     )
 
@@ -142,6 +160,11 @@ def release_checklist(
             else f"valence groups below {min_valence_share:.0%}: {', '.join(thin) or 'no emotions labelled'}",
             [],
             [f"{v}: {valences[v]}" for v in ("positive", "neutral", "negative")],
+            params={
+                "variant": "none" if not total_v else "thin" if thin else "ok",
+                "share": round(min_valence_share * 100),
+                "groups": ", ".join(thin),
+            },
         )
     )
     return checks

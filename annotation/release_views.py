@@ -25,6 +25,44 @@ def _get(slug: str, version: str) -> Release:
     return release
 
 
+def checklist_display(checks: list[dict]) -> list[dict]:
+    """Return checks with their summary worded in the UI language (stored checks keep English summaries)."""
+    result = []
+    for check in checks:
+        p = check.get("params") or {}
+        code, variant = check["code"], p.get("variant")
+        text = check["summary"]
+        if code == "not_empty" and "n" in p:
+            text = _("%(n)s items") % p
+        elif code == "all_accepted" and "n" in p:
+            text = _("%(ok)s of %(n)s items accepted") % p
+        elif code == "bilingual_parity" and "n" in p:
+            text = _("%(ok)s of %(n)s items have both languages in parity") % p
+        elif code == "answer_keys" and "bad" in p:
+            text = _("%(bad)s items with a missing or invalid answer key") % p
+        elif code == "near_duplicates" and "pairs" in p:
+            text = _("%(pairs)s near-duplicate pairs at cosine >= %(threshold)s") % p
+        elif code == "dimension_targets" and variant:
+            met = variant == "met"
+            text = (
+                _("per-dimension counts meet their targets") if met else _("per-dimension counts differ from targets")
+            )
+        elif code == "domain_balance" and variant == "none":
+            text = _("no item has a scenario")
+        elif code == "domain_balance" and variant == "too_big":
+            text = _("domains above %(share)s%% of items: %(domains)s") % p
+        elif code == "domain_balance" and variant == "ok":
+            text = _("%(count)s scenario domains; none above %(share)s%% of items") % p
+        elif code == "valence_balance" and variant == "ok":
+            text = _("every valence group holds at least %(share)s%% of emotion labels") % p
+        elif code == "valence_balance" and variant == "thin":
+            text = _("valence groups below %(share)s%%: %(groups)s") % p
+        elif code == "valence_balance" and variant == "none":
+            text = _("no emotions labelled")
+        result.append({**check, "summary": text})
+    return result
+
+
 def _detail_url(release: Release) -> str:
     return reverse("annotation:release-detail", args=[release.benchmark.slug, release.version])
 
@@ -77,8 +115,8 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
         {
             "release": release,
             "entries": entries,
-            "checks": checks,
-            "frozen_checks": release.validation.get("checks", []) if release.is_frozen else [],
+            "checks": checklist_display([c.as_dict() for c in checks]) if checks is not None else None,
+            "frozen_checks": checklist_display(release.validation.get("checks", [])) if release.is_frozen else [],
             "checksums": checksums,
             "others": others,
             "edit_form": ReleaseEditForm(instance_release=release) if not release.is_frozen else None,

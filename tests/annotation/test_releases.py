@@ -345,3 +345,15 @@ def test_emobench_benchmark_is_frozen_and_exported_end_to_end(taxonomy, external
     assert verify_directory(out) == []
     assert len(files["items.en.jsonl"].splitlines()) == 200 and len(files["items.zh.jsonl"].splitlines()) == 200
     assert "| **total** | | 200 | 200 |" in files["README.md"].decode()
+
+
+def test_checklist_is_worded_in_the_interface_language(frozen, admin_user, login):
+    from django.utils import translation
+
+    from annotation.release_views import checklist_display
+
+    checks = checklist_display(frozen.validation["checks"])
+    assert checks[0]["summary"] == "4 items"
+    with translation.override("zh-hans"):
+        zh = checklist_display(frozen.validation["checks"])
+    assert zh[0]["summary"] == "4 道题目" and zh[1]["summary"] == "4 道题目中 4 道已通过"
