@@ -275,13 +275,18 @@ def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
     }
     answers, opens = [], []
     logprob_groups: dict[tuple, dict[int, RunItem]] = {}
+    missing = 0
     for key, ri in items.items():
         parts = key.split(":")
         kind, uid, lang = parts[0], parts[1], parts[2]
         entry = entries[uid]
         text = ri.call.response_text if ri.call else ""
+        if ri.status != RunItem.Status.DONE and kind != "lp":
+            # No reply at all (the provider failed): the item is missing for this model, not answered wrongly.
+            missing += 1
+            continue
         if kind == "open":
-            ok = ri.status == RunItem.Status.DONE and bool(text.strip())
+            ok = bool(text.strip())
             opens.append(
                 OpenResponse(run=run, model=model, item=entry.item, language=lang, text=text, ok=ok, call=ri.call)
             )
@@ -292,7 +297,7 @@ def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
             order = prompts.option_order(
                 uid=uid, model_code=model.code, language=lang, turn=turn, seed=run.seed, n=len(spec["options"])
             )
-            letter = _letter_of(text) if ri.status == RunItem.Status.DONE else None
+            letter = _letter_of(text)
             chosen = None
             if letter is not None and prompts.LETTERS.index(letter) < len(order):
                 chosen = order[prompts.LETTERS.index(letter)]
@@ -325,6 +330,9 @@ def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
             if ri.status == RunItem.Status.DONE and isinstance(ri.result, dict):
                 mean, total = prompts.continuation_score(ri.result, len(prefix) + 1)
                 scores[str(o)] = {"mean": mean, "sum": total}
+        if any(ri.status != RunItem.Status.DONE for ri in options.values()):
+            missing += 1
+            continue
         complete = len(scores) == len(spec["options"]) and all(s["mean"] is not None for s in scores.values())
         chosen = max(scores, key=lambda k: scores[k]["mean"]) if complete else None
         answers.append(
@@ -345,6 +353,13 @@ def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
         )
     Answer.objects.bulk_create(answers)
     OpenResponse.objects.bulk_create(opens)
+    if missing:
+        run.notes = [
+            *run.notes,
+            _("%(model)s: %(n)s prompts got no reply; those items are missing, not counted as wrong.")
+            % {"model": model.code, "n": missing},
+        ]
+        run.save(update_fields=["notes"])
     link.collected = True
     link.save(update_fields=["collected"])
 

@@ -182,3 +182,26 @@ def test_adaptive_pairing_uses_fewer_judge_calls_and_is_compared_with_round_robi
     (row,) = pairing_comparison(run=adaptive)
     assert row["other"] == full and row["calls_other"] == full.report["subjective"]["judge_calls"]
     assert row["tau"] is not None and row["tau"] > 0
+
+
+def test_a_failing_model_and_an_unparseable_judge_are_reported_not_averaged_over(
+    frozen_release, primary, make_endpoint, researcher, simulator
+):
+    broken = make_endpoint("sim-mcq-acc90", base_url="http://127.0.0.1:9/v1")
+    run = services.evaluation_run_create(
+        name="faults",
+        release=frozen_release,
+        endpoints=[make_endpoint("sim-mcq-acc90"), broken, make_endpoint("sim-style-list")],
+        languages=["en"],
+        user=researcher,
+    )
+    services.evaluation_run_start(run=run, user=researcher, start=False)
+    simulator.configure(garbage_rate=1.0)  # every reply, including the judge's, is unreadable from here on
+    drive(run)
+    run.refresh_from_db()
+    report = run.report
+    assert any("M02 responses ended failed" in note for note in report["notes"])
+    assert not any(r["model"] == "M02" for r in report["objective"]["summary"])
+    assert report["subjective"]["parsed"] == 0 and report["subjective"]["failed"] > 0
+    assert report["subjective"]["ratings"] == []
+    assert any("unparseable" in note for note in report["notes"])
