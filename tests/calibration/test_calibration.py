@@ -154,3 +154,28 @@ def test_a_judge_without_prompts_for_a_dimension_is_refused(taxonomy, labelled_s
             name="x", comparison_set=labelled_set, judges=[judge], combine_rule="facet_tie", user=researcher
         )
     assert not ExpertLabel.objects.filter(assignment__comparison__comparison_set=None).exists()
+
+
+def test_a_judge_with_no_parseable_verdict_is_reported_and_cannot_be_selected(
+    transactional_db, labelled_set, make_endpoint, researcher, simulator
+):
+    prompt_set = services.judge_prompts_load_defaults(benchmark=Benchmark.objects.get(slug="facet"))
+    judge = services.judge_create(name="mute", endpoint=make_endpoint("sim-judge-noise2"), prompt_set=prompt_set)
+    run = services.calibration_run_start(
+        name="mute",
+        comparison_set=labelled_set,
+        judges=[judge],
+        combine_rule="facet_tie",
+        user=researcher,
+        bootstrap=20,
+        start=False,
+    )
+    simulator.configure(garbage_rate=1.0)
+    runner.run_work(run_id=run.judge_runs.get().llm_run_id)
+    report = services.calibration_report_compute(run=run)
+    row = report["strata"][0]["judges"]["mute"]
+    assert row["parse_failures"] == row["verdicts_attempted"] > 0
+    assert row["alpha_with_judge"]["value"] is None and row["alpha_with_judge"]["undefined_reason"]
+    assert report["suggestion"]["judge"] is None
+    with pytest.raises(ValidationError, match="no parseable verdicts"):
+        services.judge_select(run=run, judge=judge, user=researcher, reason="x", report_digest=run.report_digest)
