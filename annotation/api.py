@@ -65,7 +65,7 @@ def _state_from(data: dict, benchmark: str) -> services.ItemState:
         difficulty=data.get("difficulty", ""),
         metadata=data.get("metadata", {}),
     )
-    state = services._Taxonomy().resolve(record)
+    state = services.TaxonomyIndex().resolve(record)
     if isinstance(state, list):
         raise services.ImportFailed(state)
     return state

@@ -326,7 +326,7 @@ def item_draft_discard(*, item: Item, user: AbstractBaseUser) -> None:
 # --- import ---------------------------------------------------------------------------------------------
 
 
-class _Taxonomy:
+class TaxonomyIndex:
     """Taxonomy rows by code, fetched once per import."""
 
     def __init__(self) -> None:
@@ -418,7 +418,7 @@ def items_import(
         errors.append(LineError(0, "file", _("the file holds no records")))
     if errors:
         raise ImportFailed(errors)
-    taxonomy = _Taxonomy()
+    taxonomy = TaxonomyIndex()
     existing = {
         item.uid: item
         for item in Item.objects.filter(uid__in=[r.uid for r in records]).select_related(
@@ -476,7 +476,7 @@ def _import_one(
     record: ItemRecord,
     state: ItemState,
     item: Item | None,
-    taxonomy: _Taxonomy,
+    taxonomy: TaxonomyIndex,
     user: AbstractBaseUser | None,
     report: ImportReport,
 ) -> None:

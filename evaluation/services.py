@@ -241,11 +241,12 @@ def evaluation_run_start(*, run: EvaluationRun, user: AbstractBaseUser | None, s
     run.phase = EvaluationRun.Phase.RESPONSES
     run.save(update_fields=["phase"])
     if start:
-        _schedule_advance(run.pk)
+        schedule_advance(run.pk)
     return run
 
 
-def _schedule_advance(run_id: int, delay: float = 0.0) -> None:
+def schedule_advance(run_id: int, delay: float = 0.0) -> None:
+    """Queue the task that moves the run forward, after the current transaction commits."""
     from evaluation import tasks
 
     def enqueue() -> None:

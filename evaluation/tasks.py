@@ -14,5 +14,5 @@ def evaluation_advance(run_id: int) -> str:
     run = EvaluationRun.objects.get(pk=run_id)
     phase = services.evaluation_run_advance(run=run)
     if phase not in (EvaluationRun.Phase.DONE, EvaluationRun.Phase.CANCELLED):
-        services._schedule_advance(run_id, delay=POLL_SECONDS)
+        services.schedule_advance(run_id, delay=POLL_SECONDS)
     return phase
