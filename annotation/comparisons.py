@@ -3,6 +3,7 @@
 import itertools
 import random
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -24,6 +25,9 @@ from annotation.models import (
 )
 from annotation.pairwise import canonical_score
 from annotation.services import ImportFailed
+
+if TYPE_CHECKING:
+    from llm.models import Endpoint, Run
 
 RESPONSE_FIELDS = {"item", "language", "model", "text"}
 
@@ -285,3 +289,73 @@ def set_model_names(*, comparison_set: ComparisonSet) -> list[str]:
     for a, b in comparison_set.comparisons.values_list("response_a_id", "response_b_id"):
         ids.update((a, b))
     return sorted(set(ModelResponse.objects.filter(pk__in=ids).values_list("model_name", flat=True)))
+
+
+RESPONSES_PURPOSE = "responses"
+
+
+@transaction.atomic
+def responses_generate(
+    *,
+    benchmark: Benchmark,
+    endpoint: "Endpoint",
+    languages: tuple[str, ...] = ("en", "zh"),
+    user: AbstractBaseUser | None,
+    start: bool = True,
+) -> "Run":
+    """Ask an endpoint to answer every open prompt of a benchmark, through a background LLM run."""
+    from llm import services as llm_services
+
+    items = Item.objects.filter(benchmark=benchmark, kind=Item.Kind.OPEN_PROMPT).select_related("current_revision")
+    prompts = []
+    for item in items.order_by("uid"):
+        content = item.current_revision.content if item.current_revision else {}
+        for lang in languages:
+            version = content.get(lang)
+            if version and version.get("prompt"):
+                text = (f"{version['context']}\n\n" if version.get("context") else "") + version["prompt"]
+                prompts.append({"key": f"{item.uid}:{lang}", "messages": [{"role": "user", "content": text}]})
+    if not prompts:
+        raise ValidationError(_("This benchmark has no open prompts in the chosen languages."))
+    return llm_services.run_create(
+        endpoint=endpoint,
+        prompts=prompts,
+        parser="text",
+        name=f"Responses · {benchmark.slug} · {endpoint.name}",
+        user=user,
+        purpose=RESPONSES_PURPOSE,
+        start=start,
+    )
+
+
+@transaction.atomic
+def responses_collect(*, run: "Run", user: AbstractBaseUser | None = None) -> dict:
+    """Store the replies of a finished response run as model responses (named by the endpoint's model)."""
+    from llm.models import Run as LLMRun
+    from llm.models import RunItem
+
+    if run.status not in (LLMRun.Status.DONE, LLMRun.Status.FAILED, LLMRun.Status.CANCELLED):
+        raise ValidationError(_("The run is still working."))
+    model = run.endpoint.model
+    existing = set(ModelResponse.objects.filter(model_name=model).values_list("item__uid", "language"))
+    items = {i.uid: i for i in Item.objects.filter(kind=Item.Kind.OPEN_PROMPT)}
+    new, missing = [], 0
+    for ri in RunItem.objects.filter(run=run).select_related("call"):
+        uid, lang = ri.key.rsplit(":", 1)
+        if (uid, lang) in existing or uid not in items:
+            continue
+        if ri.status != RunItem.Status.DONE or not ri.call or not ri.call.response_text.strip():
+            missing += 1
+            continue
+        new.append(
+            ModelResponse(
+                item=items[uid],
+                language=lang,
+                model_name=model,
+                text=ri.call.response_text,
+                source=ModelResponse.Source.GENERATED,
+                created_by=user,
+            )
+        )
+    ModelResponse.objects.bulk_create(new)
+    return {"created": len(new), "missing": missing}

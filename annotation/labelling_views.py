@@ -70,10 +70,53 @@ def set_create(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/labelling_create.html", {"form": form}, status=400 if form.errors else 200)
 
 
+class GenerateForm(forms.Form):
+    benchmark = forms.ModelChoiceField(label=gettext_lazy("Benchmark"), queryset=Benchmark.objects.all())
+    endpoint = forms.ModelChoiceField(label=gettext_lazy("Endpoint"), queryset=None)
+    languages = forms.MultipleChoiceField(
+        label=gettext_lazy("Languages"),
+        choices=[("en", gettext_lazy("English")), ("zh", gettext_lazy("Chinese"))],
+        initial=["en", "zh"],
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        from llm.models import Endpoint
+
+        self.fields["endpoint"].queryset = Endpoint.objects.filter(is_active=True)
+
+
 @permission_required("annotation.manage_comparisons", raise_exception=True)
 def responses_import(request: HttpRequest) -> HttpResponse:
-    context: dict = {}
-    if request.method == "POST":
+    from llm.models import Run
+
+    context: dict = {"generate_form": GenerateForm(request.POST if request.POST.get("form") == "generate" else None)}
+    if request.method == "POST" and request.POST.get("form") == "generate":
+        form = context["generate_form"]
+        if form.is_valid():
+            try:
+                run = comparisons.responses_generate(
+                    benchmark=form.cleaned_data["benchmark"],
+                    endpoint=form.cleaned_data["endpoint"],
+                    languages=tuple(form.cleaned_data["languages"]),
+                    user=request.user,
+                )
+            except ValidationError as exc:
+                context["errors"] = exc.messages
+            else:
+                messages.success(request, _("Generating responses in the background (run %(id)s).") % {"id": run.pk})
+                return redirect("annotation:responses-import")
+    elif request.method == "POST" and request.POST.get("form") == "collect":
+        run = get_object_or_404(Run, pk=request.POST.get("run") or 0, purpose=comparisons.RESPONSES_PURPOSE)
+        try:
+            result = comparisons.responses_collect(run=run, user=request.user)
+        except ValidationError as exc:
+            context["errors"] = exc.messages
+        else:
+            messages.success(request, _("%(created)s responses stored, %(missing)s prompts without a reply.") % result)
+            return redirect("annotation:responses-import")
+    elif request.method == "POST":
         upload = request.FILES.get("file")
         if upload is None:
             context["errors"] = [_("Choose a JSONL file to import.")]
@@ -82,6 +125,7 @@ def responses_import(request: HttpRequest) -> HttpResponse:
                 context["result"] = comparisons.responses_import(data=upload.read(), user=request.user)
             except ImportFailed as exc:
                 context["errors"] = [str(e) for e in exc.errors]
+    context["runs"] = Run.objects.filter(purpose=comparisons.RESPONSES_PURPOSE).select_related("endpoint")[:20]
     status = 400 if context.get("errors") else 200
     return render(request, "annotation/responses_import.html", context, status=status)
 

@@ -7,13 +7,12 @@ from django.contrib.auth.models import Group
 
 from annotation import comparisons
 from annotation.demo import DEMO_PASSWORD
-from annotation.models import Benchmark, ComparisonSet, Item, LabelAssignment, ModelResponse
+from annotation.models import Benchmark, ComparisonSet, LabelAssignment, ModelResponse
 from annotation.pairwise import shown_choice
 from calibration import services
 from calibration.models import CalibrationRun, Judge
 from llm import runner
-from llm import services as llm_services
-from llm.models import Endpoint, RunItem
+from llm.models import Endpoint
 from llm.simulation import quality_score
 
 RESPONDERS = ("Simulator · template style", "Simulator · list style", "Simulator · concise style")
@@ -41,42 +40,13 @@ def _experts() -> list:
 
 def _responses(benchmark: Benchmark) -> None:
     """Ask each simulated responder to answer every open demo prompt in both languages (cached after the first)."""
-    items = list(Item.objects.filter(benchmark=benchmark, kind="open_prompt").select_related("current_revision"))
     for name in RESPONDERS:
         endpoint = Endpoint.objects.get(name=name)
         if ModelResponse.objects.filter(model_name=endpoint.model).exists():
             continue
-        prompts = [
-            {
-                "key": f"{item.uid}:{lang}",
-                "messages": [{"role": "user", "content": item.current_revision.content[lang]["prompt"]}],
-            }
-            for item in items
-            for lang in ("en", "zh")
-            if item.current_revision.content.get(lang)
-        ]
-        run = llm_services.run_create(
-            endpoint=endpoint,
-            prompts=prompts,
-            parser="text",
-            name=f"Demo responses · {name}",
-            purpose="demo",
-            start=False,
-        )
+        run = comparisons.responses_generate(benchmark=benchmark, endpoint=endpoint, user=None, start=False)
         runner.run_work(run_id=run.pk)
-        rows = []
-        for ri in RunItem.objects.filter(run=run, status=RunItem.Status.DONE).select_related("call"):
-            uid, lang = ri.key.split(":")
-            rows.append(
-                ModelResponse(
-                    item=Item.objects.get(uid=uid),
-                    language=lang,
-                    model_name=endpoint.model,
-                    text=ri.call.response_text,
-                    source=ModelResponse.Source.GENERATED,
-                )
-            )
-        ModelResponse.objects.bulk_create(rows)
+        comparisons.responses_collect(run=run)
 
 
 def _labels(comparison_set: ComparisonSet) -> None:
