@@ -334,6 +334,7 @@ def responses_collect(*, run: "Run", user: AbstractBaseUser | None = None) -> di
     from llm.models import Run as LLMRun
     from llm.models import RunItem
 
+    run.refresh_from_db(fields=["status"])
     if run.status not in (LLMRun.Status.DONE, LLMRun.Status.FAILED, LLMRun.Status.CANCELLED):
         raise ValidationError(_("The run is still working."))
     model = run.endpoint.model

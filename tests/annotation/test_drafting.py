@@ -92,7 +92,6 @@ def test_responses_are_generated_from_an_endpoint_and_collected_once(transaction
     with pytest.raises(ValidationError, match="still working"):
         comparisons.responses_collect(run=run)
     runner.run_work(run_id=run.pk)
-    run.refresh_from_db()
     assert comparisons.responses_collect(run=run, user=lead) == {"created": 2, "missing": 0}
     assert comparisons.responses_collect(run=run, user=lead) == {"created": 0, "missing": 0}
     response = ModelResponse.objects.get(item__uid="open-gen", language="zh")
