@@ -40,7 +40,7 @@ def frozen_release(transactional_db, taxonomy, lead):
 
 
 @pytest.fixture
-def primary(transactional_db, make_endpoint, researcher):
+def primary(transactional_db, taxonomy, make_endpoint, researcher):
     prompt_set = calibration_services.judge_prompts_load_defaults(benchmark=Benchmark.objects.get(slug="facet"))
     judge = calibration_services.judge_create(
         name="judge", endpoint=make_endpoint("sim-judge-noise2"), prompt_set=prompt_set
