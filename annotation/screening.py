@@ -159,15 +159,21 @@ def _clean_scores(round_item: RoundItem, scores: dict) -> dict:
     return cleaned
 
 
+def _open_review(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> Review:
+    """Lock the reviewer's review of this item (created as a draft if new); refuse once it is submitted."""
+    assignment = _assignment_for(round_item=round_item, reviewer=reviewer)
+    review, _created = Review.objects.select_for_update().get_or_create(assignment=assignment)
+    if review.status == Review.Status.SUBMITTED:
+        raise ValidationError(_("You already reviewed this item in this round."))
+    return review
+
+
 @transaction.atomic
 def review_save_draft(
     *, round_item: RoundItem, reviewer: AbstractBaseUser, scores: dict, decision: str = "", comment: str = ""
 ) -> Review:
     """Autosave a reviewer's unfinished review (never visible to other reviewers)."""
-    assignment = _assignment_for(round_item=round_item, reviewer=reviewer)
-    review, _created = Review.objects.select_for_update().get_or_create(assignment=assignment)
-    if review.status == Review.Status.SUBMITTED:
-        raise ValidationError(_("You already reviewed this item in this round."))
+    review = _open_review(round_item=round_item, reviewer=reviewer)
     review.scores = _clean_scores(round_item, scores)
     review.decision = decision if decision in ("accept", "revise", "reject") else ""
     review.comment = comment
@@ -181,10 +187,7 @@ def review_submit(
     *, round_item: RoundItem, reviewer: AbstractBaseUser, scores: dict, decision: str, comment: str = ""
 ) -> Review:
     """Submit a final review: every applicable criterion scored and a decision taken."""
-    assignment = _assignment_for(round_item=round_item, reviewer=reviewer)
-    review, _created = Review.objects.select_for_update().get_or_create(assignment=assignment)
-    if review.status == Review.Status.SUBMITTED:
-        raise ValidationError(_("You already reviewed this item in this round."))
+    review = _open_review(round_item=round_item, reviewer=reviewer)
     cleaned = _clean_scores(round_item, scores)
     errors = []
     missing = [c.name for c in criteria_for(round_item.round, round_item.item) if c.code not in cleaned]

@@ -22,12 +22,11 @@ def _length(text: str, language: str) -> int:
     return len(text.split())
 
 
-def _combine(rule: str, ab: float, ba: float) -> float:
+def combine_orders(rule: str, ab: float | None, ba: float | None) -> int | None:
+    """Combine the verdicts of both orders by a run's rule (``CombineRule``); None when the pair is dropped."""
     if rule == CombineRule.SUMMED:
-        value = ag.combine_summed(ab, ba)
-    else:
-        value = ag.combine_facet(ab, ba, inconsistent="drop" if rule == CombineRule.FACET_DROP else "tie")
-    return np.nan if value is None else float(value)
+        return ag.combine_summed(ab, ba)
+    return ag.combine_facet(ab, ba, inconsistent="drop" if rule == CombineRule.FACET_DROP else "tie")
 
 
 def _est(estimate: ag.Estimate | None) -> dict | None:
@@ -68,7 +67,9 @@ def stratum_report(
     rows = {}
     for name, data in judges.items():
         ab, ba = data["ab"], data["ba"]
-        combined = np.array([_combine(rule, a, b) for a, b in zip(ab, ba, strict=True)])
+        combined = np.array(
+            [np.nan if (c := combine_orders(rule, a, b)) is None else float(c) for a, b in zip(ab, ba, strict=True)]
+        )
         attempted = int(np.sum(data["attempted"]))
         failures = int(np.sum(np.isnan(ab)) + np.sum(np.isnan(ba))) if attempted else 0
         rows[name] = {

@@ -237,37 +237,25 @@ def calibration_run_collect(*, run: CalibrationRun) -> dict:
             if item.status == RunItem.Status.PENDING:
                 counts["pending"] += 1
                 continue
-            raw = item.call.response_text if item.call else ""
-            if item.status == RunItem.Status.DONE and isinstance(item.result, dict):
+            parsed = item.status == RunItem.Status.DONE and isinstance(item.result, dict)
+            score = None
+            if parsed:
                 verdict = prompts.Verdict(item.result["winner"], int(item.result["margin"]))
                 score = prompts.canonical_from_order(verdict, order)
-                new.append(
-                    JudgeVerdict(
-                        calibration_run=run,
-                        judge=jr.judge,
-                        comparison_id=int(comparison_id),
-                        order=order,
-                        call=item.call,
-                        raw_output=raw,
-                        parsed=True,
-                        score=score,
-                    )
+            new.append(
+                JudgeVerdict(
+                    calibration_run=run,
+                    judge=jr.judge,
+                    comparison_id=int(comparison_id),
+                    order=order,
+                    call=item.call,
+                    raw_output=item.call.response_text if item.call else "",
+                    parsed=parsed,
+                    score=score,
+                    error="" if parsed else (item.error or _("no parseable verdict")),
                 )
-                counts["parsed"] += 1
-            else:
-                new.append(
-                    JudgeVerdict(
-                        calibration_run=run,
-                        judge=jr.judge,
-                        comparison_id=int(comparison_id),
-                        order=order,
-                        call=item.call,
-                        raw_output=raw,
-                        parsed=False,
-                        error=item.error or _("no parseable verdict"),
-                    )
-                )
-                counts["failed"] += 1
+            )
+            counts["parsed" if parsed else "failed"] += 1
     JudgeVerdict.objects.bulk_create(new)
     if not counts["pending"]:
         run.collected_at = timezone.now()

@@ -16,16 +16,9 @@ from collections import defaultdict
 import numpy as np
 
 from annotation.content import canonical_json
-from calibration import agreement
-from calibration.models import CombineRule
+from calibration.report import combine_orders
 from evaluation import ratings, stats, style
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
-
-
-def _combine(rule: str, ab: float | None, ba: float | None) -> int | None:
-    if rule == CombineRule.SUMMED:
-        return agreement.combine_summed(ab, ba)
-    return agreement.combine_facet(ab, ba, inconsistent="drop" if rule == CombineRule.FACET_DROP else "tie")
 
 
 def _objective(run: EvaluationRun, codes: list[str]) -> dict:
@@ -217,7 +210,7 @@ def _subjective(run: EvaluationRun, codes: list[str]) -> dict:
         by_pair[key][v.order] = v.score if v.parsed else None
     combined: dict[tuple, list[tuple[str, str, float]]] = defaultdict(list)
     for (_uid, dim, lang, a, b), orders in sorted(by_pair.items()):
-        score = _combine(run.combine_rule, orders.get("AB"), orders.get("BA"))
+        score = combine_orders(run.combine_rule, orders.get("AB"), orders.get("BA"))
         if score is None:
             continue
         combined[(dim, lang)].append((a, b, float(score)))

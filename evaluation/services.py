@@ -326,14 +326,14 @@ def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
         version = entry.revision.content[lang]
         spec = prompts.objective_turns(entry.item.kind, version)[turn]
         prefix = prompts.logprob_prefix(kind=entry.item.kind, version=version, language=lang, turn=turn)
-        scores = {}
-        for o, ri in sorted(options.items()):
-            if ri.status == RunItem.Status.DONE and isinstance(ri.result, dict):
-                mean, total = prompts.continuation_score(ri.result, len(prefix) + 1)
-                scores[str(o)] = {"mean": mean, "sum": total}
         if any(ri.status != RunItem.Status.DONE for ri in options.values()):
             missing += 1
             continue
+        scores = {}
+        for o, ri in sorted(options.items()):
+            if isinstance(ri.result, dict):
+                mean, total = prompts.continuation_score(ri.result, len(prefix) + 1)
+                scores[str(o)] = {"mean": mean, "sum": total}
         complete = len(scores) == len(spec["options"]) and all(s["mean"] is not None for s in scores.values())
         chosen = max(scores, key=lambda k: scores[k]["mean"]) if complete else None
         answers.append(
