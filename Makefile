@@ -33,8 +33,8 @@ bench: $(VENV)/.installed
 	$(PY) scripts/bench_ratings.py
 
 messages: $(VENV)/.installed
-	$(PY) manage.py makemessages -l zh_Hans --ignore=.venv --no-obsolete
-	$(PY) manage.py compilemessages --ignore=.venv
+	DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py makemessages -l zh_Hans --ignore=.venv --no-obsolete
+	DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py compilemessages --ignore=.venv
 
 clean:
 	rm -rf $(VENV) db.sqlite3

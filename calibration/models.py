@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy as _
 class JudgePrompt(models.Model):
     """The expert-authored instructions for judging one subjective dimension; editing makes a new version."""
 
-    dimension = models.ForeignKey("annotation.Dimension", on_delete=models.PROTECT, related_name="judge_prompts")
+    dimension = models.ForeignKey("items.Dimension", on_delete=models.PROTECT, related_name="judge_prompts")
     version = models.PositiveIntegerField(_("version"))
     criteria = models.TextField(_("criteria, in priority order"))
     few_shot = models.JSONField(
@@ -90,7 +90,7 @@ class CalibrationRun(models.Model):
 
     name = models.CharField(_("name"), max_length=200)
     comparison_set = models.ForeignKey(
-        "annotation.ComparisonSet", on_delete=models.PROTECT, related_name="calibration_runs"
+        "labelling.ComparisonSet", on_delete=models.PROTECT, related_name="calibration_runs"
     )
     judges = models.ManyToManyField(Judge, through="CalibrationJudgeRun", related_name="calibration_runs")
     combine_rule = models.CharField(_("order combination"), max_length=12, choices=CombineRule.choices)
@@ -135,7 +135,7 @@ class JudgeVerdict(models.Model):
 
     calibration_run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="verdicts")
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="verdicts")
-    comparison = models.ForeignKey("annotation.Comparison", on_delete=models.PROTECT, related_name="judge_verdicts")
+    comparison = models.ForeignKey("labelling.Comparison", on_delete=models.PROTECT, related_name="judge_verdicts")
     order = models.CharField(max_length=2, choices=Order.choices)
     call = models.ForeignKey("llm.LLMCall", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     raw_output = models.TextField(_("raw output"), blank=True)

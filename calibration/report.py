@@ -9,9 +9,9 @@ import re
 
 import numpy as np
 
-from annotation.content import canonical_json
 from calibration import agreement as ag
 from calibration.models import CalibrationRun, CombineRule, Judge
+from items.content import canonical_json
 
 PRIMARY_LEVEL = "ordinal"
 
@@ -140,7 +140,7 @@ def build_report(run: CalibrationRun) -> dict:
         run.comparison_set.comparisons.select_related("dimension", "response_a", "response_b").order_by("id")
     )
     index = {c.pk: i for i, c in enumerate(comparisons)}
-    from annotation.models import ExpertLabel
+    from labelling.models import ExpertLabel
 
     labels = list(
         ExpertLabel.objects.filter(assignment__comparison__comparison_set=run.comparison_set).select_related(

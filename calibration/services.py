@@ -10,9 +10,6 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.comparisons import set_model_names
-from annotation.models import Benchmark, ComparisonSet, Dimension
-from annotation.pairwise import anonymise
 from calibration import prompts
 from calibration.models import (
     CalibrationJudgeRun,
@@ -24,6 +21,10 @@ from calibration.models import (
     JudgeVerdict,
     PromptSet,
 )
+from items.models import Benchmark, Dimension
+from labelling.models import ComparisonSet
+from labelling.pairwise import anonymise
+from labelling.services import set_model_names
 from llm import services as llm_services
 from llm.models import Endpoint, Run, RunItem
 

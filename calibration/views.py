@@ -13,10 +13,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from annotation.models import ComparisonSet, Dimension
 from calibration import services
 from calibration.charts import forest_plot_svg
 from calibration.models import CalibrationRun, CombineRule, Judge, JudgePrompt, JudgeSelection, PromptSet
+from items.models import Dimension
+from labelling.models import ComparisonSet
 from llm.models import Endpoint
 
 
@@ -64,7 +65,7 @@ class JudgeForm(forms.Form):
     prompt_set = forms.ModelChoiceField(label=gettext_lazy("Prompt set"), queryset=PromptSet.objects.all())
 
 
-@permission_required("annotation.view_item", raise_exception=True)
+@permission_required("items.view_item", raise_exception=True)
 def overview(request: HttpRequest) -> HttpResponse:
     return render(
         request,
@@ -79,7 +80,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     )
 
 
-@permission_required("annotation.view_item", raise_exception=True)
+@permission_required("items.view_item", raise_exception=True)
 def prompts(request: HttpRequest) -> HttpResponse:
     form = JudgePromptForm(request.POST or None)
     if request.method == "POST":
@@ -153,7 +154,7 @@ def _run_context(run: CalibrationRun) -> dict:
     return {"run": run, "judge_runs": judge_runs, "status": status}
 
 
-@permission_required("annotation.view_item", raise_exception=True)
+@permission_required("items.view_item", raise_exception=True)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(CalibrationRun.objects.select_related("comparison_set"), pk=pk)
     context = _run_context(run)
@@ -251,7 +252,7 @@ def _fmt(value: object) -> str:
     return "" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-@permission_required("annotation.view_item", raise_exception=True)
+@permission_required("items.view_item", raise_exception=True)
 def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     run = get_object_or_404(CalibrationRun, pk=pk)
     if not run.report:

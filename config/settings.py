@@ -45,10 +45,15 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "django_tasks_db",
+    "core",
     "llm",
-    "annotation",
+    "items",
+    "screening",
+    "releases",
+    "labelling",
     "calibration",
     "evaluation",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -59,8 +64,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "annotation.middleware.UserLanguageMiddleware",
-    "annotation.middleware.LoginRequiredMiddleware",
+    "core.middleware.UserLanguageMiddleware",
+    "core.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -81,7 +86,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "annotation.context_processors.roles",
+                "core.context_processors.roles",
             ],
         },
     },
@@ -148,7 +153,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "annotation.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "EI Studio API",

@@ -5,36 +5,42 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework import routers
 
-from annotation import api, release_api, views
-from annotation.auth import LoginView, ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken
+from core import views as core_views
+from core.auth import LoginView, ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken, TokenThrottle
+from items import api as item_api
+from items.views import items as item_views
+from releases import api as release_api
 
 router = routers.DefaultRouter()
-router.register("items", api.ItemViewSet, basename="item")
-router.register("revisions", api.RevisionViewSet, basename="revision")
-router.register("benchmarks", api.BenchmarkViewSet, basename="benchmark")
-router.register("dimensions", api.DimensionViewSet, basename="dimension")
-router.register("emotions", api.EmotionViewSet, basename="emotion")
-router.register("scenario-domains", api.ScenarioDomainViewSet, basename="scenario-domain")
-router.register("scenarios", api.ScenarioViewSet, basename="scenario")
-router.register("crisis-levels", api.CrisisLevelViewSet, basename="crisis-level")
+router.register("items", item_api.ItemViewSet, basename="item")
+router.register("revisions", item_api.RevisionViewSet, basename="revision")
+router.register("benchmarks", item_api.BenchmarkViewSet, basename="benchmark")
+router.register("dimensions", item_api.DimensionViewSet, basename="dimension")
+router.register("emotions", item_api.EmotionViewSet, basename="emotion")
+router.register("scenario-domains", item_api.ScenarioDomainViewSet, basename="scenario-domain")
+router.register("scenarios", item_api.ScenarioViewSet, basename="scenario")
+router.register("crisis-levels", item_api.CrisisLevelViewSet, basename="crisis-level")
 router.register("releases", release_api.ReleaseViewSet, basename="release")
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", item_views.home, name="home"),
     path("login/", login_not_required(LoginView.as_view()), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("language/", views.set_language, name="set-language"),
-    path("", include("annotation.urls")),
+    path("language/", core_views.set_language, name="set-language"),
+    path("", include("items.urls")),
+    path("screening/", include("screening.urls")),
+    path("labelling/", include("labelling.urls")),
+    path("releases/", include("releases.urls")),
     path("llm/", include("llm.urls")),
     path("calibration/", include("calibration.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("admin/", admin.site.urls),
     path("api/llm/", include("llm.api_urls")),
     path("api/", include(router.urls)),
-    path("api/token/", ThrottledObtainAuthToken.as_view(throttle_classes=[api.TokenThrottle]), name="api-token"),
+    path("api/token/", ThrottledObtainAuthToken.as_view(throttle_classes=[TokenThrottle]), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -23,7 +23,7 @@ class EvaluationRun(models.Model):
         CANCELLED = "cancelled", _("cancelled")
 
     name = models.CharField(_("name"), max_length=200, unique=True)
-    release = models.ForeignKey("annotation.Release", on_delete=models.PROTECT, related_name="evaluation_runs")
+    release = models.ForeignKey("releases.Release", on_delete=models.PROTECT, related_name="evaluation_runs")
     languages = models.JSONField(_("languages"), default=list)
     judge = models.ForeignKey(
         "calibration.Judge", null=True, blank=True, on_delete=models.PROTECT, related_name="evaluation_runs"
@@ -100,8 +100,8 @@ class Answer(models.Model):
 
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="answers")
     model = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="answers")
-    item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="+")
-    revision = models.ForeignKey("annotation.ItemRevision", on_delete=models.PROTECT, related_name="+")
+    item = models.ForeignKey("items.Item", on_delete=models.PROTECT, related_name="+")
+    revision = models.ForeignKey("items.ItemRevision", on_delete=models.PROTECT, related_name="+")
     language = models.CharField(max_length=2)
     turn = models.PositiveSmallIntegerField(default=0)
     option_order = models.JSONField(_("options shown, as original indices"))
@@ -125,7 +125,7 @@ class Answer(models.Model):
 class OpenResponse(models.Model):
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="open_responses")
     model = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="open_responses")
-    item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="+")
+    item = models.ForeignKey("items.Item", on_delete=models.PROTECT, related_name="+")
     language = models.CharField(max_length=2)
     text = models.TextField(blank=True)
     ok = models.BooleanField(default=False)
@@ -142,7 +142,7 @@ class PairVerdict(models.Model):
     """The judge on two open responses to one item, in one order; score canonical (+: model_a better)."""
 
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="pair_verdicts")
-    item = models.ForeignKey("annotation.Item", on_delete=models.PROTECT, related_name="+")
+    item = models.ForeignKey("items.Item", on_delete=models.PROTECT, related_name="+")
     language = models.CharField(max_length=2)
     model_a = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="+")
     model_b = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="+")

@@ -15,10 +15,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from annotation.content import canonical_json
 from calibration.report import combine_orders
 from evaluation import ratings, stats, style
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
+from items.content import canonical_json
 
 
 def _objective(run: EvaluationRun, codes: list[str]) -> dict:

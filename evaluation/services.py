@@ -10,16 +10,16 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.models import Release
-from annotation.pairwise import anonymise
 from calibration import prompts as judge_prompts
 from calibration.models import CombineRule, Judge
 from calibration.services import judge_messages, primary_judge
 from evaluation import prompts
 from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
+from labelling.pairwise import anonymise
 from llm import services as llm_services
 from llm.calls import build_request, rough_request_cost
 from llm.models import Endpoint, Run, RunItem
+from releases.models import Release
 
 FINISHED = {Run.Status.DONE, Run.Status.FAILED, Run.Status.CANCELLED}
 OBJECTIVE = ("mcq", "multi_turn_choice")

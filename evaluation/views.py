@@ -10,12 +10,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from annotation.models import Release
 from calibration.services import primary_judge
 from evaluation import selectors, services
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
 from evaluation.report import report_files
 from llm.models import Endpoint
+from releases.models import Release
 
 
 class EvaluationRunForm(forms.Form):
@@ -43,7 +43,7 @@ class EvaluationRunForm(forms.Form):
     )
 
 
-@permission_required("annotation.view_item", raise_exception=True)
+@permission_required("items.view_item", raise_exception=True)
 def run_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
@@ -82,7 +82,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
     )
 
 
-@permission_required("annotation.view_item", raise_exception=True)
+@permission_required("items.view_item", raise_exception=True)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(EvaluationRun.objects.select_related("release__benchmark", "judge"), pk=pk)
     links = list(run.llm_runs.select_related("llm_run", "model").order_by("id"))
@@ -124,7 +124,7 @@ def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     return redirect("evaluation:run", pk=run.pk)
 
 
-@permission_required("annotation.view_item", raise_exception=True)
+@permission_required("items.view_item", raise_exception=True)
 def run_download(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     run = get_object_or_404(EvaluationRun, pk=pk)
     if not run.report:
@@ -145,7 +145,7 @@ def run_download(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     return response
 
 
-@permission_required("annotation.view_item", raise_exception=True)
+@permission_required("items.view_item", raise_exception=True)
 def drill(request: HttpRequest, pk: int) -> HttpResponse:
     """The items, responses, verdicts and raw judge outputs behind a cell of the report."""
     run = get_object_or_404(EvaluationRun, pk=pk)

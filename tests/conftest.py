@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from annotation import services
-from annotation.models import Benchmark
+from items import services
+from items.models import Benchmark
 from tests.factories import PASSWORD, UserFactory
 from tests.simulator import fast_retries, make_endpoint, simulator, simulator_server  # noqa: F401  (fixtures)
 

@@ -6,8 +6,8 @@ import factory
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from annotation import services
-from annotation.models import Benchmark, Dimension
+from items import services
+from items.models import Benchmark, Dimension
 
 PASSWORD = "test-pass-2026"
 _uids = itertools.count(1)

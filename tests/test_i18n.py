@@ -18,7 +18,8 @@ from django.test import Client
 from django.utils import translation
 from django.utils.translation import trim_whitespace
 
-from annotation.models import Benchmark, Dimension, UserProfile
+from core.models import UserProfile
+from items.models import Benchmark, Dimension
 from tests.factories import PASSWORD, make_item
 
 ROOT = Path(settings.BASE_DIR)
@@ -318,7 +319,7 @@ def placeholders(text: str) -> tuple[list[str], list[str], list[str], int]:
 
 def test_project_templates_are_found():
     names = {rel(f) for f in template_files()}
-    assert "templates/base.html" in names
+    assert "core/templates/base.html" in names and "templates/items/item_list.html" in names
     assert not any(".venv" in n or "site-packages" in n for n in names)
 
 

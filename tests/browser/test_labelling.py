@@ -3,8 +3,9 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from annotation import comparisons
-from annotation.models import Benchmark, ExpertLabel, LabelAssignment
+from items.models import Benchmark
+from labelling import services as comparisons
+from labelling.models import ExpertLabel, LabelAssignment
 from tests.browser.test_item_edit import sign_in
 from tests.factories import make_item
 

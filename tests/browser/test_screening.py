@@ -1,8 +1,10 @@
 import pytest
 from playwright.sync_api import expect
 
-from annotation import screening
-from annotation.models import Benchmark, Item, Review, RoundItem
+from items.models import Benchmark, Item
+from screening import services as screening
+from screening.criteria import default_criteria_create
+from screening.models import Criterion, Review, RoundItem
 from tests.browser.test_item_edit import sign_in
 from tests.factories import make_item, mcq_content
 
@@ -12,12 +14,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def criteria(db):
     """Restore the default criteria (a data migration) that transactional tests flush away."""
-    import importlib
-
-    from django.apps import apps
-
-    migration = importlib.import_module("annotation.migrations.0006_default_criteria")
-    migration.create(apps, None)
+    default_criteria_create(Criterion)
 
 
 def test_reviewer_completes_a_review_with_the_keyboard_only(page, live_server, taxonomy, criteria, lead, expert):

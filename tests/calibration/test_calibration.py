@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotation import comparisons
-from annotation.models import Benchmark, Comparison, ExpertLabel, LabelAssignment
-from annotation.pairwise import shown_choice
 from calibration import prompts, services
 from calibration.models import JudgeSelection, JudgeVerdict
+from items.models import Benchmark
+from labelling import services as comparisons
+from labelling.models import Comparison, ExpertLabel, LabelAssignment
+from labelling.pairwise import shown_choice
 from llm import runner
 from llm.simulation import quality_score
 from tests.factories import make_item

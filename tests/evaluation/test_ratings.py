@@ -11,7 +11,7 @@ import pytest
 import trueskill
 from scipy import stats as scipy_stats
 
-from evaluation import ratings
+from evaluation import eqbench, ratings
 
 EXTERNAL = Path(__file__).resolve().parents[2].parent / "shared/data/external"
 EQBENCH3 = EXTERNAL / "eqbench3"
@@ -316,7 +316,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 def test_eqbench3_import_counts_plus_signs_per_side_and_order(tmp_path):
-    judgements = ratings.eqbench3_load(write_jsonl(tmp_path / "compact.jsonl", FIXTURE_ROWS))
+    judgements = eqbench.eqbench3_load(write_jsonl(tmp_path / "compact.jsonl", FIXTURE_ROWS))
     assert [(j.plus_for_test, j.plus_for_other, j.test_shown_first) for j in judgements] == [
         (7, 2, True),
         (3, 1, False),
@@ -340,10 +340,10 @@ def test_eqbench3_import_counts_plus_signs_per_side_and_order(tmp_path):
 def test_eqbench3_import_names_the_line_and_field_at_fault(tmp_path, change, message):
     rows = [FIXTURE_ROWS[0] | change]
     with pytest.raises(ValueError, match=message):
-        ratings.eqbench3_load(write_jsonl(tmp_path / "bad.jsonl", rows))
+        eqbench.eqbench3_load(write_jsonl(tmp_path / "bad.jsonl", rows))
     (tmp_path / "broken.jsonl").write_text("{not json\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 1: not valid JSON"):
-        ratings.eqbench3_load(tmp_path / "broken.jsonl")
+        eqbench.eqbench3_load(tmp_path / "broken.jsonl")
 
 
 def test_eqbench3_margin_bins_follow_eqbench():
@@ -377,7 +377,7 @@ def test_eqbench3_published_ratings_are_reproduced_within_the_order_noise():
     """
     with (EQBENCH3 / "published_ratings_2025-04-28.json").open(encoding="utf-8") as handle:
         published = json.load(handle)["ratings"]
-    judgements = ratings.eqbench3_load(EQBENCH3 / "pairwise_comparisons_compact.jsonl")
+    judgements = eqbench.eqbench3_load(EQBENCH3 / "pairwise_comparisons_compact.jsonl")
     ladder = sorted(published, key=lambda name: published[name]["elo"])
     verdicts = ratings.eqbench3_verdicts(judgements, ladder=ladder, rank_window=ratings.EQBENCH3_RANK_WINDOW)
     settings = {

@@ -4,14 +4,14 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 
-from annotation import releases
-from annotation import services as annotation_services
-from annotation.models import Benchmark
 from calibration import services as calibration_services
 from calibration.models import CalibrationRun, JudgeSelection
 from evaluation import prompts, services
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
+from items import services as item_services
+from items.models import Benchmark
 from llm import runner
+from releases import services as releases
 from tests.factories import make_item, mcq_content
 
 ROOT_FIXTURE = "fixtures/demo_items.jsonl"
@@ -29,7 +29,7 @@ def frozen_release(transactional_db, taxonomy, lead):
     from django.conf import settings
 
     data = (settings.BASE_DIR / ROOT_FIXTURE).read_bytes()
-    annotation_services.items_import(data=data, user=lead)
+    item_services.items_import(data=data, user=lead)
     # Forty more simple items, so that accuracy differences between simulated models are not down to luck.
     for n in range(40):
         make_item(uid=f"extra-{n:02d}", user=lead, status="accepted", content=numbered_mcq(n))
@@ -45,7 +45,7 @@ def primary(transactional_db, taxonomy, make_endpoint, researcher):
     judge = calibration_services.judge_create(
         name="judge", endpoint=make_endpoint("sim-judge-noise2"), prompt_set=prompt_set
     )
-    from annotation.models import ComparisonSet
+    from labelling.models import ComparisonSet
 
     run = CalibrationRun.objects.create(
         name="c",

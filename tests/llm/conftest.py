@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from annotation import services as annotation_services
-from annotation.models import Benchmark
+from items import services as item_services
+from items.models import Benchmark
 from tests.simulator import FAST, ROOT, Simulator, subprocess_env  # noqa: F401  (shared with other test packages)
 
 # Settings for worker processes: short leases and backoffs so that recovery happens within a test.
@@ -109,5 +109,5 @@ def restore_taxonomy_after_module(django_db_blocker: object) -> Iterator[None]:
     yield
     with django_db_blocker.unblock():
         if not Benchmark.objects.filter(slug="facet").exists():
-            annotation_services.taxonomy_load_fixture("taxonomy.json")
-            annotation_services.taxonomy_load_fixture("emobench_taxonomy.json")
+            item_services.taxonomy_load_fixture("taxonomy.json")
+            item_services.taxonomy_load_fixture("emobench_taxonomy.json")

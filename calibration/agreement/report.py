@@ -1,0 +1,192 @@
+"""Compute the full agreement report of a label table and the paired bootstrap difference between two judges."""
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from calibration.agreement.alpha import _alpha_statistic, _alpha_with_judge_statistic
+from calibration.agreement.bootstrap import _check_bootstrap, _difference, _estimate, _Resamples, _Statistic
+from calibration.agreement.core import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    LEVELS,
+    NO_PAIRABLE_UNITS,
+    NO_RATINGS,
+    SIGNED_SCALE,
+    AgreementReport,
+    ArrayLike,
+    Coefficient,
+    Estimate,
+    FloatArray,
+    KappaWeights,
+    Level,
+    PairAgreement,
+)
+from calibration.agreement.correlation import _percent_statistic, _spearman_statistic
+from calibration.agreement.kappa import _cohen_statistic, _fleiss_statistic
+from calibration.agreement.tables import (
+    _check_signed,
+    _ordered_categories,
+    _rater_reason,
+    _same_length,
+    _table,
+    _vector,
+)
+
+# --- judges ---------------------------------------------------------------------------------------------
+
+
+def _coefficient_statistic(
+    coefficient: Coefficient, reference: ArrayLike, judge: FloatArray, categories: FloatArray
+) -> _Statistic:
+    if coefficient.startswith("alpha_"):
+        return _alpha_with_judge_statistic(reference, judge, coefficient.removeprefix("alpha_"))
+    column = np.asarray(reference, dtype=float)
+    if column.ndim == 2 and column.shape[1] == 1:
+        column = column[:, 0]
+    column = _vector(column, "reference (one value per unit, e.g. the experts' majority or median)")
+    _same_length(reference=column, judge=judge)
+    if coefficient.startswith("cohen_"):
+        weights: KappaWeights = coefficient.removeprefix("cohen_")
+        return _cohen_statistic(column, judge, weights, categories, f"cohen_kappa_{weights}")
+    if coefficient in ("percent_agreement", "percent_agreement_without_ties"):
+        return _percent_statistic(column, judge, coefficient.endswith("without_ties"), coefficient)
+    if coefficient == "spearman":
+        return _spearman_statistic(column, judge, "spearman", ("the reference", "the judge"))
+    raise ValueError(f"unknown coefficient {coefficient!r}")
+
+
+def judge_difference(
+    reference: ArrayLike,
+    judge_a: ArrayLike,
+    judge_b: ArrayLike,
+    *,
+    coefficient: Coefficient,
+    labels: ArrayLike | None = None,
+    seed: int = 0,
+    n_boot: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> Estimate:
+    """Compare two judges against the same reference with a paired bootstrap over units.
+
+    Return coefficient(judge A) - coefficient(judge B), its percentile interval from resamples that draw the
+    same units for both judges, and the two-sided bootstrap p-value 2 * (k + 1) / (B + 1), capped at 1, where k
+    counts the B resampled differences at or beyond zero on the smaller side (so it is never 0).
+    ``reference`` is the experts' table (units x experts) for the ``alpha_*`` coefficients, where each judge is
+    added as one more rater, and one value per unit (majority or median) for the others. Percent agreement
+    compares values as given: pass winners to compare winners.
+    """
+    _check_bootstrap(n_boot, confidence)
+    first, second = _vector(judge_a, "judge_a"), _vector(judge_b, "judge_b")
+    _same_length(judge_a=first, judge_b=second)
+    categories = np.empty(0)
+    if coefficient.startswith("cohen_"):
+        ref = np.asarray(reference, dtype=float).ravel()
+        categories = _ordered_categories(labels, *(v[~np.isnan(v)] for v in (ref, first, second)))
+    statistic_a = _coefficient_statistic(coefficient, reference, first, categories)
+    statistic_b = _coefficient_statistic(coefficient, reference, second, categories)
+    return _difference(statistic_a, statistic_b, _Resamples(len(first), seed=seed, n_boot=n_boot), confidence)
+
+
+# --- the report -----------------------------------------------------------------------------------------
+
+
+def _table_reason(table: FloatArray) -> str | None:
+    reason = _rater_reason(table.shape[1])
+    if reason:
+        return reason
+    rated = ~np.isnan(table)
+    if not rated.any():
+        return NO_RATINGS
+    pairable = rated.sum(axis=1) >= 2
+    if not pairable.any():
+        return NO_PAIRABLE_UNITS
+    values = np.unique(table[pairable][rated[pairable]])
+    if values.size < 2:
+        return (
+            f"every rating on units with two or more ratings is {values[0]:g}: with no variation, agreement "
+            "is undefined"
+        )
+    return None
+
+
+def agreement_report(
+    table: ArrayLike,
+    level: Level,
+    *,
+    raters: Sequence[str] | None = None,
+    signed: bool = False,
+    seed: int = 0,
+    n_boot: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> AgreementReport:
+    """Compute every coefficient of a label table with its bootstrap interval, from one set of resamples.
+
+    Krippendorff's alpha at ``level`` and Fleiss' kappa over all raters; for each pair of raters Cohen's kappa
+    (plus linear and quadratic weights and Spearman's rho unless the level is nominal) and percent agreement.
+    With ``signed`` the values are pairwise scores -5..+5: alpha is also given on the winner, the nominal
+    coefficients use the winner, percent agreement is also given without ties, and weights follow the scale.
+    """
+    _check_bootstrap(n_boot, confidence)
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+    array = _table(table)
+    names = tuple(raters) if raters is not None else tuple(f"rater{i + 1}" for i in range(array.shape[1]))
+    if len(names) != array.shape[1] or len(set(names)) != len(names):
+        raise ValueError(f"give {array.shape[1]} distinct rater names, one per column")
+    if signed:
+        _check_signed(array)
+    winners = np.sign(array) if signed else array
+    categories = np.unique(array[~np.isnan(array)])
+    scale = np.array(SIGNED_SCALE) if signed else categories
+    winner_categories = np.array([-1.0, 0.0, 1.0]) if signed else categories
+    resamples = _Resamples(array.shape[0], seed=seed, n_boot=n_boot)
+    suffix = "_winner" if signed else ""
+
+    def estimate(statistic: _Statistic) -> Estimate:
+        return _estimate(statistic, resamples, confidence)
+
+    def pair_agreement(i: int, j: int) -> PairAgreement:
+        a, b, a_winners, b_winners = array[:, i], array[:, j], winners[:, i], winners[:, j]
+        optional: dict[str, Estimate | None] = dict.fromkeys(
+            ("cohen_kappa_linear", "cohen_kappa_quadratic", "percent_agreement_without_ties", "spearman")
+        )
+        if level != "nominal":
+            for weights in ("linear", "quadratic"):
+                name = f"cohen_kappa_{weights}"
+                optional[name] = estimate(_cohen_statistic(a, b, weights, scale, name))
+            optional["spearman"] = estimate(_spearman_statistic(a, b, "spearman", (names[i], names[j])))
+        if signed:
+            name = "percent_agreement_without_ties_winner"
+            optional["percent_agreement_without_ties"] = estimate(_percent_statistic(a_winners, b_winners, True, name))
+        unweighted = _cohen_statistic(
+            a_winners, b_winners, "unweighted", winner_categories, f"cohen_kappa_unweighted{suffix}"
+        )
+        agreement = _percent_statistic(a_winners, b_winners, False, f"percent_agreement{suffix}")
+        return PairAgreement(
+            rater_a=names[i],
+            rater_b=names[j],
+            cohen_kappa=estimate(unweighted),
+            percent_agreement=estimate(agreement),
+            **optional,
+        )
+
+    alpha_winner = None
+    if signed:
+        alpha_winner = estimate(_alpha_statistic(winners, "nominal", "krippendorff_alpha_nominal_winner"))
+    return AgreementReport(
+        level=level,
+        signed=signed,
+        raters=names,
+        categories=tuple(float(c) for c in categories),
+        n_units=array.shape[0],
+        n_ratings=int((~np.isnan(array)).sum()),
+        seed=seed,
+        n_boot=n_boot,
+        confidence=confidence,
+        undefined_reason=_table_reason(array),
+        alpha=estimate(_alpha_statistic(array, level, f"krippendorff_alpha_{level}")),
+        alpha_winner=alpha_winner,
+        fleiss_kappa=estimate(_fleiss_statistic(winners, f"fleiss_kappa{suffix}")),
+        pairs=tuple(pair_agreement(i, j) for i in range(len(names)) for j in range(i + 1, len(names))),
+    )

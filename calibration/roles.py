@@ -1,0 +1,10 @@
+"""What calibration permissions mean for each role (collected by ``core.roles``)."""
+
+from core.roles import ADMIN, EXPERT, LEAD_EXPERT, RESEARCHER
+
+PERMISSIONS = {
+    EXPERT: ["calibration.author_judge_prompt"],
+    LEAD_EXPERT: ["calibration.author_judge_prompt"],
+    RESEARCHER: ["calibration.run_judge"],
+    ADMIN: ["calibration.author_judge_prompt", "calibration.run_judge"],
+}

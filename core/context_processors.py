@@ -1,0 +1,9 @@
+from django.http import HttpRequest
+
+from core.roles import ROLE_LABELS, user_roles
+
+
+def roles(request: HttpRequest) -> dict:
+    """Expose the signed-in user's role labels to every template."""
+    names = user_roles(getattr(request, "user", None))
+    return {"user_role_labels": [ROLE_LABELS[n] for n in names]}

@@ -1,0 +1,27 @@
+"""What the item bank's permissions mean for each role (collected by ``core.roles``)."""
+
+from core.roles import ADMIN, EXPERT, LEAD_EXPERT, RESEARCHER
+
+_READ = ["items.view_item", "items.view_itemrevision", "items.view_benchmark"]
+_AUTHOR = ["items.add_item", "items.change_item"]
+_TAXONOMY = [
+    "items.add_benchmark",
+    "items.change_benchmark",
+    "items.add_dimension",
+    "items.change_dimension",
+    "items.view_dimension",
+    "items.add_emotioncategory",
+    "items.change_emotioncategory",
+    "items.add_scenario",
+    "items.change_scenario",
+    "items.add_scenariodomain",
+    "items.change_scenariodomain",
+    "items.change_crisislevel",
+]
+
+PERMISSIONS = {
+    RESEARCHER: _READ,
+    EXPERT: _READ + _AUTHOR,
+    LEAD_EXPERT: _READ + _AUTHOR,
+    ADMIN: _READ + _AUTHOR + _TAXONOMY,
+}

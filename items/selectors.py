@@ -1,0 +1,221 @@
+"""Reads shared by pages, the API, exports and commands."""
+
+from collections.abc import Iterator, Mapping
+
+from django.db.models import Prefetch, Q, QuerySet
+from django.utils.translation import gettext as _
+
+from items.content import LANGUAGES, prose_text
+from items.diff import flatten_version
+from items.interchange import FORMAT
+from items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision, ScenarioDomain
+
+ITEM_FILTERS = (
+    "benchmark",
+    "dimension",
+    "kind",
+    "status",
+    "origin",
+    "languages",
+    "parity",
+    "q",
+    "lang",
+    "domain",
+    "valence",
+    "difficulty",
+    "scenario",
+)
+CANDIDATE_STATUSES = ("draft", "in_screening")
+
+
+def item_list(*, filters: Mapping[str, str] | None = None) -> QuerySet[Item]:
+    """Return items matching the list filters, with what the list page and API show."""
+    filters = filters or {}
+    qs = Item.objects.select_related("benchmark", "dimension", "current_revision", "scenario", "crisis_level")
+    if value := filters.get("benchmark"):
+        qs = qs.filter(benchmark__slug=value)
+    if value := filters.get("dimension"):
+        qs = qs.filter(Q(dimension__code=value) | Q(dimension__parent__code=value))
+    if value := filters.get("kind"):
+        qs = qs.filter(kind=value)
+    if value := filters.get("status"):
+        qs = qs.filter(status__in=CANDIDATE_STATUSES) if value == "candidate" else qs.filter(status=value)
+    if value := filters.get("origin"):
+        qs = qs.filter(origin=value)
+    match filters.get("lang"):
+        case "en":
+            qs = qs.filter(has_en=True)
+        case "zh":
+            qs = qs.filter(has_zh=True)
+    if value := filters.get("domain"):
+        qs = qs.filter(scenario__domain__code=value)
+    if value := filters.get("scenario"):
+        qs = qs.filter(scenario__code=value)
+    if value := filters.get("valence"):
+        qs = qs.filter(emotions__valence=value).distinct()
+    if value := filters.get("difficulty"):
+        qs = qs.filter(difficulty="" if value == "none" else value)
+    match filters.get("languages"):
+        case "both":
+            qs = qs.filter(has_en=True, has_zh=True)
+        case "en_only":
+            qs = qs.filter(has_en=True, has_zh=False)
+        case "zh_only":
+            qs = qs.filter(has_en=False, has_zh=True)
+        case "missing":
+            qs = qs.filter(Q(has_en=False) | Q(has_zh=False))
+    match filters.get("parity"):
+        case "problems":
+            qs = qs.filter(parity_ok=False)
+        case "ok":
+            qs = qs.filter(parity_ok=True)
+    if value := (filters.get("q") or "").strip():
+        qs = qs.filter(Q(uid__icontains=value) | Q(search_text__icontains=value))
+    return qs.order_by("uid")
+
+
+def item_detail(*, uid: str) -> Item:
+    """Return one item with its taxonomy and current revision."""
+    return (
+        Item.objects.select_related(
+            "benchmark",
+            "dimension",
+            "dimension__parent",
+            "current_revision",
+            "current_revision__author",
+            "scenario",
+            "scenario__domain",
+            "crisis_level",
+            "created_by",
+            "updated_by",
+        )
+        .prefetch_related("emotions")
+        .get(uid=uid)
+    )
+
+
+def item_revisions(*, item: Item) -> QuerySet[ItemRevision]:
+    """Return the revisions of an item, newest first."""
+    return item.revisions.select_related("author").order_by("-number")
+
+
+def item_export_records(*, items: QuerySet[Item]) -> Iterator[dict]:
+    """Yield interchange records for the current revision of each item, ordered by uid."""
+    items = items.select_related("benchmark", "current_revision").order_by("uid")
+    for item in items.iterator(chunk_size=500):
+        revision = item.current_revision
+        if revision is None:
+            continue
+        attrs = revision.attributes
+        yield {
+            "format": FORMAT,
+            "uid": item.uid,
+            "benchmark": item.benchmark.slug,
+            "dimension": attrs["dimension"],
+            "kind": item.kind,
+            "scenario": attrs.get("scenario"),
+            "emotions": attrs.get("emotions", []),
+            "crisis_level": attrs.get("crisis_level"),
+            "difficulty": attrs.get("difficulty", ""),
+            "status": item.status,
+            "origin": item.origin,
+            "metadata": attrs.get("metadata", {}),
+            "revision": revision.number,
+            "content": revision.content,
+        }
+
+
+def taxonomy_tree() -> dict:
+    """Return benchmarks with their dimension trees, emotions by valence, scenarios by domain, crisis levels."""
+    from items.models import CrisisLevel
+
+    benchmarks = []
+    for benchmark in Benchmark.objects.all():
+        dims = list(Dimension.objects.filter(benchmark=benchmark).order_by("position"))
+        children: dict[int | None, list[Dimension]] = {}
+        for dim in dims:
+            children.setdefault(dim.parent_id, []).append(dim)
+        benchmarks.append({"benchmark": benchmark, "roots": children.get(None, []), "children": children})
+    emotions = {v: [] for v in EmotionCategory.Valence.values}
+    for emotion in EmotionCategory.objects.all():
+        emotions[emotion.valence].append(emotion)
+    domains = ScenarioDomain.objects.prefetch_related(Prefetch("scenarios"))
+    return {
+        "benchmarks": benchmarks,
+        "emotions": emotions,
+        "domains": domains,
+        "crisis_levels": CrisisLevel.objects.all(),
+    }
+
+
+def coverage(*, benchmark: Benchmark) -> dict:
+    """Count accepted and candidate items by dimension x language, scenario domain, valence and difficulty.
+
+    Each count is per language (an item counts once for each language it has); an item labelled with emotions of
+    several valence groups counts in each of them.
+    """
+    from items.models import ScenarioDomain
+
+    dims = list(Dimension.objects.filter(benchmark=benchmark, children__isnull=True).order_by("position"))
+    items = (
+        Item.objects.filter(benchmark=benchmark)
+        .select_related("scenario__domain")
+        .prefetch_related("emotions")
+        .only("id", "dimension_id", "status", "difficulty", "has_en", "has_zh", "scenario__domain__code")
+    )
+    domains = list(ScenarioDomain.objects.all())
+    valences = list(EmotionCategory.Valence.values)
+    difficulties = [*Item.Difficulty.values, "none"]
+    empty = lambda: {"accepted": 0, "candidate": 0}  # noqa: E731
+    table = {
+        d.pk: {
+            "lang": {lang: empty() for lang in ("en", "zh")},
+            "domain": {(lang, dom.code): empty() for lang in ("en", "zh") for dom in domains},
+            "valence": {(lang, v): empty() for lang in ("en", "zh") for v in valences},
+            "difficulty": {(lang, x): empty() for lang in ("en", "zh") for x in difficulties},
+        }
+        for d in dims
+    }
+    for item in items:
+        row = table.get(item.dimension_id)
+        if row is None or item.status == Item.Status.REJECTED:
+            continue
+        bucket = "accepted" if item.status == Item.Status.ACCEPTED else "candidate"
+        item_valences = {e.valence for e in item.emotions.all()}
+        for lang, present in (("en", item.has_en), ("zh", item.has_zh)):
+            if not present:
+                continue
+            row["lang"][lang][bucket] += 1
+            if item.scenario_id:
+                row["domain"][(lang, item.scenario.domain.code)][bucket] += 1
+            for v in item_valences:
+                row["valence"][(lang, v)][bucket] += 1
+            row["difficulty"][(lang, item.difficulty or "none")][bucket] += 1
+    return {"dimensions": dims, "table": table, "domains": domains, "valences": valences, "difficulties": difficulties}
+
+
+def benchmark_texts(*, benchmark: Benchmark, lang: str) -> dict[str, str]:
+    """Return the current prose of every non-rejected item of a benchmark in one language, by uid."""
+    items = (
+        Item.objects.filter(benchmark=benchmark).exclude(status=Item.Status.REJECTED).select_related("current_revision")
+    )
+    return {i.uid: prose_text((i.current_revision.content if i.current_revision else {}).get(lang)) for i in items}
+
+
+def item_languages(item: Item, revision: ItemRevision | None) -> list[dict]:
+    """Return each language's version of ``revision`` with its label and flattened rows, for item templates."""
+    content = revision.content if revision else {}
+    letters = "ABCDEFGHIJKL"
+    result = []
+    for lang in LANGUAGES:
+        version = content.get(lang)
+        result.append(
+            {
+                "code": lang,
+                "label": _("English") if lang == "en" else _("Chinese"),
+                "version": version,
+                "letters": letters,
+                "rows": flatten_version(item.kind, version),
+            }
+        )
+    return result

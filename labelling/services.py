@@ -1,0 +1,354 @@
+"""Services and reads for model responses, comparison sets and expert pairwise labels."""
+
+import itertools
+import random
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from items.interchange import LineError, read_jsonl
+from items.models import Benchmark, Dimension, Item
+from items.services import ImportFailed
+from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+from labelling.pairwise import canonical_score
+
+if TYPE_CHECKING:
+    from llm.models import Endpoint, Run
+
+RESPONSE_FIELDS = {"item", "language", "model", "text"}
+
+
+@transaction.atomic
+def responses_import(*, data: bytes, user: AbstractBaseUser | None) -> dict:
+    """Import model responses from JSONL rows ``{"item", "language", "model", "text"}``, all or nothing.
+
+    A response already stored with the same text is left alone; a different text for the same item, language
+    and model is an error (responses are evidence and are not silently replaced).
+    """
+    rows, errors = read_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES)
+    items = {i.uid: i for i in Item.objects.filter(uid__in=[str(r.get("item")) for _, r in rows])}
+    existing = {
+        (r.item.uid, r.language, r.model_name): r
+        for r in ModelResponse.objects.filter(item__in=items.values()).select_related("item")
+    }
+    seen: dict[tuple, int] = {}
+    new = []
+    unchanged = 0
+    for line, row in rows:
+        problems = []
+        for name in sorted(set(row) - RESPONSE_FIELDS):
+            problems.append(LineError(line, name, _("unknown field")))
+        for name in sorted(RESPONSE_FIELDS - set(row)):
+            problems.append(LineError(line, name, _("required")))
+        if problems:
+            errors += problems
+            continue
+        uid, lang, model, text = row["item"], row["language"], row["model"], row["text"]
+        item = items.get(uid) if isinstance(uid, str) else None
+        if item is None:
+            errors.append(LineError(line, "item", _("unknown item %(uid)s") % {"uid": repr(uid)}))
+        elif item.kind != Item.Kind.OPEN_PROMPT:
+            message = _("item %(uid)s is %(kind)s; responses belong to open prompts") % {"uid": uid, "kind": item.kind}
+            errors.append(LineError(line, "item", message))
+        if lang not in ("en", "zh"):
+            errors.append(LineError(line, "language", _("must be en or zh, got %(value)s") % {"value": repr(lang)}))
+        if not isinstance(model, str) or not model.strip() or len(model) > 200:
+            errors.append(LineError(line, "model", _("required model name of at most 200 characters")))
+        if not isinstance(text, str) or not text.strip():
+            errors.append(LineError(line, "text", _("required, non-empty text")))
+        elif len(text) > settings.ITEM_MAX_TEXT_CHARS:
+            errors.append(
+                LineError(
+                    line,
+                    "text",
+                    _("text too long: %(n)s characters (limit %(max)s)")
+                    % {"n": len(text), "max": settings.ITEM_MAX_TEXT_CHARS},
+                )
+            )
+        key = (uid, lang, model)
+        if key in seen:
+            message = _("duplicate response (first on line %(line)s)") % {"line": seen[key]}
+            errors.append(LineError(line, "model", message))
+        seen[key] = line
+        if errors and errors[-1].line == line:
+            continue
+        old = existing.get(key)
+        if old is not None:
+            if old.text != text:
+                errors.append(
+                    LineError(line, "text", _("a different text is already stored for this item, language and model"))
+                )
+            else:
+                unchanged += 1
+            continue
+        new.append(ModelResponse(item=item, language=lang, model_name=model.strip(), text=text, created_by=user))
+    if not rows and not errors:
+        errors.append(LineError(0, "file", _("the file holds no records")))
+    if errors:
+        raise ImportFailed(errors)
+    ModelResponse.objects.bulk_create(new)
+    return {"created": len(new), "unchanged": unchanged}
+
+
+@transaction.atomic
+def comparison_set_build(
+    *,
+    name: str,
+    benchmark: Benchmark,
+    experts: list[AbstractBaseUser],
+    user: AbstractBaseUser | None,
+    seed: int = 0,
+    per_stratum: int | None = None,
+    experts_per_comparison: int | None = None,
+    dimensions: list[Dimension] | None = None,
+    languages: tuple[str, ...] = ("en", "zh"),
+    description: str = "",
+) -> ComparisonSet:
+    """Build a comparison set by stratified sampling and assign it to experts.
+
+    Candidates are every pair of responses to an open prompt of a subjective dimension, per language. From each
+    (dimension, language) stratum ``per_stratum`` comparisons are drawn with the seed (all when None). Which
+    response is A is drawn with the seed too. Each comparison goes to ``experts_per_comparison`` experts in
+    balanced rotation (all experts when None), and each expert sees its own seeded left/right order.
+    """
+    errors = []
+    if ComparisonSet.objects.filter(name=name).exists():
+        errors.append(_("A comparison set named %(name)s already exists.") % {"name": name})
+    experts = sorted(set(experts), key=lambda u: u.get_username())
+    if not experts:
+        errors.append(_("Choose at least one expert."))
+    if experts_per_comparison is not None and not 1 <= experts_per_comparison <= max(len(experts), 1):
+        errors.append(_("Experts per comparison must be between 1 and the number of experts."))
+    if per_stratum is not None and per_stratum < 1:
+        errors.append(_("Comparisons per stratum must be at least 1."))
+    dims = dimensions or list(Dimension.objects.filter(benchmark=benchmark, subjective=True))
+    if not dims:
+        errors.append(_("This benchmark has no subjective dimensions."))
+    if errors:
+        raise ValidationError(errors)
+    rng = random.Random(seed)
+    responses: dict[tuple[int, str], list[ModelResponse]] = {}
+    for r in (
+        ModelResponse.objects.filter(item__benchmark=benchmark, item__dimension__in=dims, language__in=languages)
+        .select_related("item")
+        .order_by("item__uid", "language", "model_name")
+    ):
+        responses.setdefault((r.item_id, r.language), []).append(r)
+    strata: dict[tuple[int, str], list[tuple[ModelResponse, ModelResponse]]] = {}
+    for (_item_id, lang), group in responses.items():
+        dim_id = group[0].item.dimension_id
+        for a, b in itertools.combinations(group, 2):
+            strata.setdefault((dim_id, lang), []).append((a, b))
+    if not strata:
+        raise ValidationError(_("No open prompt has two or more responses in the chosen languages yet."))
+    comparison_set = ComparisonSet(
+        name=name,
+        benchmark=benchmark,
+        description=description,
+        seed=seed,
+        per_stratum=per_stratum,
+        experts_per_comparison=experts_per_comparison,
+        created_by=user,
+    )
+    comparison_set.full_clean()
+    comparison_set.save()
+    comparison_set.experts.set(experts)
+    chosen = []
+    for key in sorted(strata):
+        pairs = strata[key]
+        picked = pairs if per_stratum is None or per_stratum >= len(pairs) else rng.sample(pairs, per_stratum)
+        for a, b in picked:
+            if rng.random() < 0.5:
+                a, b = b, a
+            chosen.append(
+                Comparison(
+                    comparison_set=comparison_set,
+                    item_id=a.item_id,
+                    language=a.language,
+                    dimension_id=key[0],
+                    response_a=a,
+                    response_b=b,
+                )
+            )
+    rng.shuffle(chosen)
+    Comparison.objects.bulk_create(chosen)
+    load = Counter({u.pk: 0 for u in experts})
+    k = experts_per_comparison or len(experts)
+    assignments = []
+    for comparison in comparison_set.comparisons.order_by("id"):
+        for expert in sorted(experts, key=lambda u: (load[u.pk], u.get_username()))[:k]:
+            load[expert.pk] += 1
+            assignments.append(
+                LabelAssignment(
+                    comparison=comparison, expert=expert, shown_order=rng.choice(["AB", "BA"]), position=load[expert.pk]
+                )
+            )
+    LabelAssignment.objects.bulk_create(assignments)
+    return comparison_set
+
+
+def _assignment(comparison: Comparison, expert: AbstractBaseUser) -> LabelAssignment:
+    assignment = LabelAssignment.objects.filter(comparison=comparison, expert=expert).first()
+    if assignment is None:
+        raise ValidationError(_("This comparison is not assigned to you."))
+    return assignment
+
+
+@transaction.atomic
+def label_submit(
+    *,
+    comparison: Comparison,
+    expert: AbstractBaseUser,
+    winner: str,
+    margin: int | None,
+    rationale: str = "",
+) -> ExpertLabel:
+    """Record an expert's verdict as seen on screen, stored in canonical orientation with the order shown."""
+    assignment = _assignment(comparison, expert)
+    if ExpertLabel.objects.filter(assignment=assignment).exists():
+        raise ValidationError(_("You already labelled this comparison."))
+    try:
+        score = canonical_score(shown_order=assignment.shown_order, winner=winner, margin=margin)
+    except ValueError as exc:
+        messages = {
+            "tie": _("A tie has no margin."),
+            "margin": _("Choose a margin from + to +++++."),
+            "winner": _("Choose the better response or a tie."),
+        }
+        key = "tie" if "tie has" in str(exc) else "margin" if "margin" in str(exc) else "winner"
+        raise ValidationError(messages[key]) from exc
+    seconds = None
+    if assignment.first_viewed_at:
+        seconds = max(0, int((timezone.now() - assignment.first_viewed_at).total_seconds()))
+    label = ExpertLabel(
+        assignment=assignment,
+        score=score,
+        shown_order=assignment.shown_order,
+        rationale=rationale.strip(),
+        seconds_spent=seconds,
+    )
+    label.full_clean()
+    label.save()
+    return label
+
+
+def label_queue(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> list[LabelAssignment]:
+    """Return the expert's assignments in queue order."""
+    return list(
+        LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert)
+        .select_related("comparison__item", "comparison__dimension", "comparison__response_a", "comparison__response_b")
+        .order_by("position", "id")
+    )
+
+
+def label_next(
+    *, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | None = None
+) -> LabelAssignment | None:
+    """Return the next unlabelled assignment of the expert."""
+    labelled = set(
+        ExpertLabel.objects.filter(
+            assignment__comparison__comparison_set=comparison_set, assignment__expert=expert
+        ).values_list("assignment_id", flat=True)
+    )
+    pending = [
+        a for a in label_queue(comparison_set=comparison_set, expert=expert) if a.pk not in labelled and a.pk != after
+    ]
+    return pending[0] if pending else None
+
+
+def label_progress(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> tuple[int, int]:
+    """Return (labelled, assigned) for the expert."""
+    assigned = LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert)
+    return ExpertLabel.objects.filter(assignment__in=assigned).count(), assigned.count()
+
+
+def assignment_mark_viewed(*, assignment: LabelAssignment) -> None:
+    """Note when the expert first opened the comparison, to measure time spent."""
+    if assignment.first_viewed_at is None:
+        LabelAssignment.objects.filter(pk=assignment.pk, first_viewed_at=None).update(first_viewed_at=timezone.now())
+        assignment.refresh_from_db(fields=["first_viewed_at"])
+
+
+def set_model_names(*, comparison_set: ComparisonSet) -> list[str]:
+    """Return the names of every model whose responses appear in the set (to hide them from raters)."""
+    ids = set()
+    for a, b in comparison_set.comparisons.values_list("response_a_id", "response_b_id"):
+        ids.update((a, b))
+    return sorted(set(ModelResponse.objects.filter(pk__in=ids).values_list("model_name", flat=True)))
+
+
+RESPONSES_PURPOSE = "responses"
+
+
+@transaction.atomic
+def responses_generate(
+    *,
+    benchmark: Benchmark,
+    endpoint: "Endpoint",
+    languages: tuple[str, ...] = ("en", "zh"),
+    user: AbstractBaseUser | None,
+    start: bool = True,
+) -> "Run":
+    """Ask an endpoint to answer every open prompt of a benchmark, through a background LLM run."""
+    from llm import services as llm_services
+
+    items = Item.objects.filter(benchmark=benchmark, kind=Item.Kind.OPEN_PROMPT).select_related("current_revision")
+    prompts = []
+    for item in items.order_by("uid"):
+        content = item.current_revision.content if item.current_revision else {}
+        for lang in languages:
+            version = content.get(lang)
+            if version and version.get("prompt"):
+                text = (f"{version['context']}\n\n" if version.get("context") else "") + version["prompt"]
+                prompts.append({"key": f"{item.uid}:{lang}", "messages": [{"role": "user", "content": text}]})
+    if not prompts:
+        raise ValidationError(_("This benchmark has no open prompts in the chosen languages."))
+    return llm_services.run_create(
+        endpoint=endpoint,
+        prompts=prompts,
+        parser="text",
+        name=f"Responses · {benchmark.slug} · {endpoint.name}",
+        user=user,
+        purpose=RESPONSES_PURPOSE,
+        start=start,
+    )
+
+
+@transaction.atomic
+def responses_collect(*, run: "Run", user: AbstractBaseUser | None = None) -> dict:
+    """Store the replies of a finished response run as model responses (named by the endpoint's model)."""
+    from llm.models import Run as LLMRun
+    from llm.models import RunItem
+
+    run.refresh_from_db(fields=["status"])
+    if run.status not in (LLMRun.Status.DONE, LLMRun.Status.FAILED, LLMRun.Status.CANCELLED):
+        raise ValidationError(_("The run is still working."))
+    model = run.endpoint.model
+    existing = set(ModelResponse.objects.filter(model_name=model).values_list("item__uid", "language"))
+    items = {i.uid: i for i in Item.objects.filter(kind=Item.Kind.OPEN_PROMPT)}
+    new, missing = [], 0
+    for ri in RunItem.objects.filter(run=run).select_related("call"):
+        uid, lang = ri.key.rsplit(":", 1)
+        if (uid, lang) in existing or uid not in items:
+            continue
+        if ri.status != RunItem.Status.DONE or not ri.call or not ri.call.response_text.strip():
+            missing += 1
+            continue
+        new.append(
+            ModelResponse(
+                item=items[uid],
+                language=lang,
+                model_name=model,
+                text=ri.call.response_text,
+                source=ModelResponse.Source.GENERATED,
+                created_by=user,
+            )
+        )
+    ModelResponse.objects.bulk_create(new)
+    return {"created": len(new), "missing": missing}

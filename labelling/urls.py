@@ -1,0 +1,13 @@
+from django.urls import path
+
+from labelling import views
+
+app_name = "labelling"
+
+urlpatterns = [
+    path("", views.set_list, name="set-list"),
+    path("new/", views.set_create, name="set-create"),
+    path("responses/import/", views.responses_import, name="responses-import"),
+    path("<int:pk>/next/", views.label_next, name="label-next"),
+    path("<int:pk>/<int:assignment>/", views.label, name="label"),
+]

@@ -1,0 +1,225 @@
+"""Pages for pairwise expert labelling: comparison sets, the keyboard-driven labelling queue, response import."""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from items.models import Benchmark
+from items.services import ImportFailed
+from labelling import services as comparisons
+from labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
+from labelling.pairwise import anonymise, plus_string
+
+
+class ComparisonSetForm(forms.Form):
+    name = forms.CharField(label=gettext_lazy("Name"), max_length=200)
+    benchmark = forms.ModelChoiceField(label=gettext_lazy("Benchmark"), queryset=Benchmark.objects.all())
+    experts = forms.MultipleChoiceField(label=gettext_lazy("Experts"), widget=forms.CheckboxSelectMultiple)
+    per_stratum = forms.IntegerField(
+        label=gettext_lazy("Comparisons per dimension and language (empty: all)"), min_value=1, required=False
+    )
+    experts_per_comparison = forms.IntegerField(
+        label=gettext_lazy("Experts per comparison (empty: every expert labels all)"), min_value=1, required=False
+    )
+    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0)
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        from screening.services import eligible_reviewers
+
+        self.eligible = {str(u.pk): u for u in eligible_reviewers()}
+        self.fields["experts"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
+
+
+@permission_required("items.view_item", raise_exception=True)
+def set_list(request: HttpRequest) -> HttpResponse:
+    sets = []
+    for cs in ComparisonSet.objects.select_related("benchmark"):
+        done, total = comparisons.label_progress(comparison_set=cs, expert=request.user)
+        sets.append((cs, cs.comparisons.count(), done, total))
+    return render(request, "labelling/labelling_list.html", {"sets": sets})
+
+
+@permission_required("labelling.manage_comparisons", raise_exception=True)
+def set_create(request: HttpRequest) -> HttpResponse:
+    form = ComparisonSetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            cs = comparisons.comparison_set_build(
+                name=data["name"],
+                benchmark=data["benchmark"],
+                experts=[form.eligible[pk] for pk in data["experts"]],
+                user=request.user,
+                seed=data["seed"],
+                per_stratum=data["per_stratum"],
+                experts_per_comparison=data["experts_per_comparison"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(
+                request, _("Comparison set created with %(n)s comparisons.") % {"n": cs.comparisons.count()}
+            )
+            return redirect("labelling:set-list")
+    return render(request, "labelling/labelling_create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+class GenerateForm(forms.Form):
+    benchmark = forms.ModelChoiceField(label=gettext_lazy("Benchmark"), queryset=Benchmark.objects.all())
+    endpoint = forms.ModelChoiceField(label=gettext_lazy("Endpoint"), queryset=None)
+    languages = forms.MultipleChoiceField(
+        label=gettext_lazy("Languages"),
+        choices=[("en", gettext_lazy("English")), ("zh", gettext_lazy("Chinese"))],
+        initial=["en", "zh"],
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        from llm.models import Endpoint
+
+        self.fields["endpoint"].queryset = Endpoint.objects.filter(is_active=True)
+
+
+@permission_required("labelling.manage_comparisons", raise_exception=True)
+def responses_import(request: HttpRequest) -> HttpResponse:
+    from llm.models import Run
+
+    context: dict = {"generate_form": GenerateForm(request.POST if request.POST.get("form") == "generate" else None)}
+    if request.method == "POST" and request.POST.get("form") == "generate":
+        form = context["generate_form"]
+        if form.is_valid():
+            try:
+                run = comparisons.responses_generate(
+                    benchmark=form.cleaned_data["benchmark"],
+                    endpoint=form.cleaned_data["endpoint"],
+                    languages=tuple(form.cleaned_data["languages"]),
+                    user=request.user,
+                )
+            except ValidationError as exc:
+                context["errors"] = exc.messages
+            else:
+                messages.success(request, _("Generating responses in the background (run %(id)s).") % {"id": run.pk})
+                return redirect("labelling:responses-import")
+    elif request.method == "POST" and request.POST.get("form") == "collect":
+        run = get_object_or_404(Run, pk=request.POST.get("run") or 0, purpose=comparisons.RESPONSES_PURPOSE)
+        try:
+            result = comparisons.responses_collect(run=run, user=request.user)
+        except ValidationError as exc:
+            context["errors"] = exc.messages
+        else:
+            messages.success(request, _("%(created)s responses stored, %(missing)s prompts without a reply.") % result)
+            return redirect("labelling:responses-import")
+    elif request.method == "POST":
+        upload = request.FILES.get("file")
+        if upload is None:
+            context["errors"] = [_("Choose a JSONL file to import.")]
+        else:
+            try:
+                context["result"] = comparisons.responses_import(data=upload.read(), user=request.user)
+            except ImportFailed as exc:
+                context["errors"] = [str(e) for e in exc.errors]
+    context["runs"] = Run.objects.filter(purpose=comparisons.RESPONSES_PURPOSE).select_related("endpoint")[:20]
+    status = 400 if context.get("errors") else 200
+    return render(request, "labelling/responses_import.html", context, status=status)
+
+
+@permission_required("screening.review_item", raise_exception=True)
+def label_next(request: HttpRequest, pk: int) -> HttpResponse:
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    assignment = comparisons.label_next(comparison_set=cs, expert=request.user)
+    if assignment is None:
+        messages.success(request, _("You have labelled every comparison assigned to you in this set."))
+        return redirect("labelling:set-list")
+    return redirect("labelling:label", pk=cs.pk, assignment=assignment.pk)
+
+
+@permission_required("screening.review_item", raise_exception=True)
+def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    assignment_obj = (
+        LabelAssignment.objects.select_related(
+            "comparison__item__current_revision",
+            "comparison__dimension",
+            "comparison__response_a",
+            "comparison__response_b",
+        )
+        .filter(pk=assignment, comparison__comparison_set=cs)
+        .first()
+    )
+    if assignment_obj is None or assignment_obj.expert_id != request.user.pk:
+        return render(
+            request,
+            "screening/review_denied.html",
+            {"round": None, "message": _("This comparison is not assigned to you.")},
+            status=403,
+        )
+    comparison = assignment_obj.comparison
+    error = ""
+    if request.method == "POST":
+        margin_raw = request.POST.get("margin") or ""
+        try:
+            margin = int(margin_raw) if margin_raw else None
+            comparisons.label_submit(
+                comparison=comparison,
+                expert=request.user,
+                winner=request.POST.get("winner", ""),
+                margin=margin,
+                rationale=request.POST.get("rationale", ""),
+            )
+        except ValueError:
+            error = _("Choose a margin from + to +++++.")
+        except ValidationError as exc:
+            error = " ".join(exc.messages)
+        else:
+            nxt = comparisons.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
+            if nxt is None:
+                messages.success(request, _("You have labelled every comparison assigned to you in this set."))
+                return redirect("labelling:set-list")
+            return redirect("labelling:label", pk=cs.pk, assignment=nxt.pk)
+    comparisons.assignment_mark_viewed(assignment=assignment_obj)
+    left, right = (
+        (comparison.response_a, comparison.response_b)
+        if assignment_obj.shown_order == "AB"
+        else (comparison.response_b, comparison.response_a)
+    )
+    content = (
+        comparison.item.current_revision.content.get(comparison.language, {})
+        if comparison.item.current_revision
+        else {}
+    )
+    done, total = comparisons.label_progress(comparison_set=cs, expert=request.user)
+    nxt = comparisons.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
+    model_names = comparisons.set_model_names(comparison_set=cs)
+    existing = ExpertLabel.objects.filter(assignment=assignment_obj).first()
+    return render(
+        request,
+        "labelling/label.html",
+        {
+            "cs": cs,
+            "assignment": assignment_obj,
+            "comparison": comparison,
+            "dimension": comparison.dimension,
+            "prompt": content.get("prompt", ""),
+            "context_text": content.get("context", ""),
+            "left": anonymise(left.text, model_names),
+            "right": anonymise(right.text, model_names),
+            "language": comparison.language,
+            "done": done,
+            "total": total,
+            "percent": int(100 * done / total) if total else 0,
+            "next_url": reverse("labelling:label", args=[cs.pk, nxt.pk]) if nxt else "",
+            "existing": existing,
+            "error": error,
+            "posted": request.POST if request.method == "POST" else {},
+            "margins": [(m, plus_string(m)) for m in range(1, 6)],
+        },
+        status=400 if error else 200,
+    )

@@ -1,0 +1,239 @@
+"""Byte-reproducible export files of a frozen release, and their verification (no ORM).
+
+Every file is a pure function of the release's pinned content: records are sorted in Python (never by the
+database's collation), JSON is canonical, timestamps inside archives are fixed. The same release therefore
+exports to identical bytes on SQLite and PostgreSQL alike.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from items.content import LANGUAGES, canonical_json
+from items.interchange import FORMAT
+
+MANIFEST = "manifest.json"
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+CSV_COLUMNS = [
+    "uid",
+    "language",
+    "benchmark",
+    "module",
+    "dimension",
+    "kind",
+    "scenario",
+    "scenario_domain",
+    "emotions",
+    "crisis_level",
+    "difficulty",
+    "revision",
+    "context",
+    "question",
+    "prompt",
+    "options",
+    "answer",
+    "turns",
+]
+
+
+def _language_rows(meta: dict, entries: list[dict]) -> dict[str, list[dict]]:
+    rows: dict[str, list[dict]] = {lang: [] for lang in LANGUAGES}
+    for entry in entries:
+        for lang in LANGUAGES:
+            version = entry["content"].get(lang)
+            if not version:
+                continue
+            rows[lang].append(
+                {
+                    "uid": entry["uid"],
+                    "language": lang,
+                    "benchmark": meta["benchmark"],
+                    "module": entry["module"],
+                    "dimension": entry["dimension"],
+                    "kind": entry["kind"],
+                    "scenario": entry["scenario"],
+                    "scenario_domain": entry["domain"],
+                    "emotions": entry["emotions"],
+                    "crisis_level": entry["crisis_level"],
+                    "difficulty": entry["difficulty"],
+                    "revision": entry["revision"],
+                    **version,
+                }
+            )
+    return rows
+
+
+def _jsonl(records: list[dict]) -> bytes:
+    return "".join(canonical_json(r) + "\n" for r in records).encode("utf-8")
+
+
+def _flat(row: dict) -> dict:
+    return {
+        "uid": row["uid"],
+        "language": row["language"],
+        "benchmark": row["benchmark"],
+        "module": row["module"] or "",
+        "dimension": row["dimension"],
+        "kind": row["kind"],
+        "scenario": row["scenario"] or "",
+        "scenario_domain": row["scenario_domain"] or "",
+        "emotions": ";".join(row["emotions"]),
+        "crisis_level": "" if row["crisis_level"] is None else str(row["crisis_level"]),
+        "difficulty": row["difficulty"] or "",
+        "revision": str(row["revision"]),
+        "context": row.get("context", ""),
+        "question": row.get("question", ""),
+        "prompt": row.get("prompt", ""),
+        "options": canonical_json(row["options"]) if "options" in row else "",
+        "answer": "" if row.get("answer") is None else str(row["answer"]),
+        "turns": canonical_json(row["turns"]) if "turns" in row else "",
+    }
+
+
+def _csv(rows: list[dict]) -> bytes:
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(_flat(row))
+    return buffer.getvalue().encode("utf-8")
+
+
+def _parquet(rows: list[dict]) -> bytes:
+    flat = [_flat(r) for r in rows]
+    table = pa.table({col: pa.array([r[col] for r in flat], type=pa.string()) for col in CSV_COLUMNS})
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd", use_dictionary=False, write_statistics=False, store_schema=False)
+    return sink.getvalue()
+
+
+def _card(meta: dict, entries: list[dict], facts: dict) -> bytes:
+    lines = [f"# {meta['title']}", "", f"Benchmark `{meta['benchmark']}`, version {meta['version']}.", ""]
+    if meta.get("description"):
+        lines += [meta["description"], ""]
+    lines += [
+        "## Contents",
+        "",
+        "| dimension | module | " + " | ".join(LANGUAGES) + " |",
+        "|---|---|" + "---|" * len(LANGUAGES),
+    ]
+    counts: dict[tuple[str, str], int] = {}
+    modules: dict[str, str] = {}
+    for e in entries:
+        modules[e["dimension"]] = e["module"] or ""
+        for lang in LANGUAGES:
+            if e["content"].get(lang):
+                counts[(e["dimension"], lang)] = counts.get((e["dimension"], lang), 0) + 1
+    for dim in sorted(modules):
+        lines.append(
+            f"| {dim} | {modules[dim]} | " + " | ".join(str(counts.get((dim, lang), 0)) for lang in LANGUAGES) + " |"
+        )
+    totals = [sum(v for (d, lang), v in counts.items() if lang == language) for language in LANGUAGES]
+    lines += ["| **total** | | " + " | ".join(str(t) for t in totals) + " |", ""]
+    lines += ["## Taxonomy", ""]
+    for dim in facts.get("dimensions", []):
+        lines.append(
+            f"- `{dim['code']}` {dim['name_en']} / {dim['name_zh']}"
+            + (f" — {dim['definition_en']}" if dim.get("definition_en") else "")
+        )
+    lines += ["", "## How it was built", ""]
+    for line in facts.get("provenance", []):
+        lines.append(f"- {line}")
+    lines += [
+        "",
+        "## Licence",
+        "",
+        meta.get("licence") or "Not stated.",
+        "",
+        "## Citation",
+        "",
+        "```",
+        meta.get("citation") or "Not stated.",
+        "```",
+        "",
+    ]
+    lines += [
+        "## Files",
+        "",
+        "- `items.<lang>.jsonl`: one record per item in that language",
+        f"- `items.bilingual.jsonl`: both languages per record, in the `{FORMAT}` interchange format",
+        "- `items.csv`, `items.parquet`: one row per item and language",
+        "- `manifest.json`: SHA-256 of every file; check with `python manage.py verify_release DIR`",
+        "",
+    ]
+    return "\n".join(lines).encode("utf-8")
+
+
+def export_files(meta: dict, entries: list[dict], facts: dict) -> dict[str, bytes]:
+    """Return every export file by name (manifest included), built only from the given plain data."""
+    entries = sorted(entries, key=lambda e: e["uid"])
+    by_lang = _language_rows(meta, entries)
+    files: dict[str, bytes] = {}
+    for lang in LANGUAGES:
+        files[f"items.{lang}.jsonl"] = _jsonl(by_lang[lang])
+    files["items.bilingual.jsonl"] = _jsonl([e["interchange"] for e in entries])
+    all_rows = [row for lang in LANGUAGES for row in by_lang[lang]]
+    all_rows.sort(key=lambda r: (r["uid"], r["language"]))
+    files["items.csv"] = _csv(all_rows)
+    files["items.parquet"] = _parquet(all_rows)
+    files["README.md"] = _card(meta, entries, facts)
+    files[MANIFEST] = manifest_bytes(meta, files)
+    return dict(sorted(files.items()))
+
+
+def manifest_bytes(meta: dict, files: dict[str, bytes]) -> bytes:
+    """Return the manifest: release identity plus size and SHA-256 of every other file."""
+    listing = {
+        name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        for name, data in sorted(files.items())
+        if name != MANIFEST
+    }
+    return (
+        json.dumps({"release": meta, "files": listing}, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    ).encode()
+
+
+def zip_bytes(files: dict[str, bytes], folder: str) -> bytes:
+    """Pack files into a zip with fixed timestamps and permissions, so equal files give an equal archive."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in sorted(files.items()):
+            info = zipfile.ZipInfo(f"{folder}/{name}", date_time=ZIP_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            info.create_system = 3
+            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+    return buffer.getvalue()
+
+
+def verify_directory(path: Path) -> list[str]:
+    """Check an unpacked export against its manifest; return one message per problem (empty when intact)."""
+    manifest_path = path / MANIFEST
+    if not manifest_path.is_file():
+        return [f"{MANIFEST} is missing from {path}"]
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        listing = manifest["files"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return [f"{MANIFEST} is not a valid manifest: {exc}"]
+    problems = []
+    for name, expected in sorted(listing.items()):
+        file = path / name
+        if not file.is_file():
+            problems.append(f"{name}: missing")
+            continue
+        data = file.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != expected.get("sha256"):
+            problems.append(f"{name}: SHA-256 {digest} does not match the manifest's {expected.get('sha256')}")
+        elif len(data) != expected.get("bytes"):
+            problems.append(f"{name}: {len(data)} bytes, manifest says {expected.get('bytes')}")
+    extra = sorted(p.name for p in path.iterdir() if p.is_file() and p.name != MANIFEST and p.name not in listing)
+    problems += [f"{name}: not listed in the manifest" for name in extra]
+    return problems

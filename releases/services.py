@@ -1,0 +1,364 @@
+"""Services and reads for releases: build, edit while draft, validate, freeze, export, compare."""
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from items import selectors
+from items.content import canonical_json
+from items.interchange import FORMAT
+from items.models import Benchmark, Item, ItemRevision
+from releases.checks import Check, EntryFacts, release_checklist
+from releases.export import export_files, zip_bytes
+from releases.models import Release, ReleaseItem
+
+DEFAULT_FILTERS = {"status": "accepted"}
+EDITABLE_FIELDS = ("title", "description", "licence", "citation")
+
+
+def _require_draft(release: Release) -> None:
+    if Release.objects.filter(pk=release.pk, status=Release.Status.FROZEN).exists():
+        raise ValidationError(
+            _("Release %(version)s is frozen and cannot change; create a new version instead.")
+            % {"version": release.version}
+        )
+
+
+def _pin(release: Release, items: list[Item]) -> int:
+    ReleaseItem.objects.bulk_create(
+        [ReleaseItem(release=release, item=item, revision_id=item.current_revision_id) for item in items]
+    )
+    return len(items)
+
+
+def _matching_items(benchmark: Benchmark, filters: dict) -> list[Item]:
+    query = {**filters, "benchmark": benchmark.slug}
+    return [i for i in selectors.item_list(filters=query) if i.current_revision_id]
+
+
+@transaction.atomic
+def release_create(
+    *,
+    benchmark: Benchmark,
+    version: str,
+    title: str,
+    user: AbstractBaseUser | None,
+    filters: dict | None = None,
+    description: str = "",
+    licence: str = "",
+    citation: str = "",
+) -> Release:
+    """Create a draft release pinning the current revision of every item matching ``filters``."""
+    filters = {k: v for k, v in (DEFAULT_FILTERS if filters is None else filters).items() if v}
+    unknown = set(filters) - set(selectors.ITEM_FILTERS)
+    if unknown:
+        raise ValidationError({"filters": _("Unknown filter(s): %(names)s.") % {"names": ", ".join(sorted(unknown))}})
+    if Release.objects.filter(benchmark=benchmark, version=version).exists():
+        raise ValidationError(
+            {
+                "version": _("Release %(version)s of %(benchmark)s already exists.")
+                % {"version": version, "benchmark": benchmark.slug}
+            }
+        )
+    release = Release(
+        benchmark=benchmark,
+        version=version,
+        title=title,
+        description=description,
+        licence=licence,
+        citation=citation,
+        filters=filters,
+        created_by=user,
+        updated_by=user,
+    )
+    release.full_clean()
+    release.save()
+    _pin(release, _matching_items(benchmark, filters))
+    return release
+
+
+@transaction.atomic
+def release_update(*, release: Release, user: AbstractBaseUser | None, **fields: str) -> Release:
+    """Change the descriptive fields of a draft release."""
+    _require_draft(release)
+    for name, value in fields.items():
+        if name not in EDITABLE_FIELDS:
+            raise ValidationError({name: _("This field cannot be edited.")})
+        setattr(release, name, value)
+    release.updated_by = user
+    release.full_clean()
+    release.save()
+    return release
+
+
+@transaction.atomic
+def release_rebuild(*, release: Release, user: AbstractBaseUser | None, filters: dict | None = None) -> int:
+    """Re-apply the filter (or a new one) to a draft release, pinning current revisions; return the item count."""
+    _require_draft(release)
+    if filters is not None:
+        release.filters = {k: v for k, v in filters.items() if v}
+    release.entries.all().delete()
+    release.updated_by = user
+    release.full_clean()
+    release.save()
+    return _pin(release, _matching_items(release.benchmark, release.filters))
+
+
+@transaction.atomic
+def release_items_change(
+    *, release: Release, user: AbstractBaseUser | None, add: list[str] = (), remove: list[str] = ()
+) -> Release:
+    """Add items (pinned at their current revision) to or remove items from a draft release."""
+    _require_draft(release)
+    add, remove = list(add), list(remove)
+    items = {i.uid: i for i in Item.objects.filter(uid__in=add + remove)}
+    errors = []
+    for uid in add + remove:
+        if uid not in items:
+            errors.append(_("Unknown item %(uid)s.") % {"uid": uid})
+        elif items[uid].benchmark_id != release.benchmark_id:
+            errors.append(_("Item %(uid)s belongs to another benchmark.") % {"uid": uid})
+    present = set(release.entries.values_list("item__uid", flat=True))
+    errors += [_("Item %(uid)s is already in the release.") % {"uid": uid} for uid in add if uid in present]
+    errors += [_("Item %(uid)s is not in the release.") % {"uid": uid} for uid in remove if uid not in present]
+    if errors:
+        raise ValidationError(errors)
+    release.entries.filter(item__uid__in=remove).delete()
+    _pin(release, [items[uid] for uid in add])
+    release.updated_by = user
+    release.save()
+    return release
+
+
+def release_entries(release: Release) -> list[ReleaseItem]:
+    """Return the pinned entries with what validation and export need, sorted by uid in Python."""
+    entries = list(release.entries.select_related("item", "revision", "item__dimension", "item__scenario__domain"))
+    return sorted(entries, key=lambda e: e.item.uid)
+
+
+def _entry_facts(release: Release, entries: list[ReleaseItem]) -> list[EntryFacts]:
+    dims = {d.code: d for d in release.benchmark.dimensions.select_related("parent")}
+    from items.models import EmotionCategory, Scenario
+
+    valence = dict(EmotionCategory.objects.values_list("code", "valence"))
+    domains = dict(Scenario.objects.values_list("code", "domain__code"))
+    facts = []
+    for e in entries:
+        attrs = e.revision.attributes
+        dim = dims.get(attrs.get("dimension"))
+        facts.append(
+            EntryFacts(
+                uid=e.item.uid,
+                kind=e.item.kind,
+                status=e.item.status,
+                dimension=attrs.get("dimension", ""),
+                dimension_target=dim.target_items if dim else None,
+                content=e.revision.content,
+                domain=domains.get(attrs.get("scenario")),
+                valences=[valence[c] for c in attrs.get("emotions", []) if c in valence],
+            )
+        )
+    return facts
+
+
+def release_validate(*, release: Release) -> list[Check]:
+    """Run the freeze checklist on a release as it stands."""
+    return release_checklist(
+        _entry_facts(release, release_entries(release)),
+        duplicate_threshold=settings.NEAR_DUPLICATE_THRESHOLD,
+        max_domain_share=settings.RELEASE_MAX_DOMAIN_SHARE,
+        min_valence_share=settings.RELEASE_MIN_VALENCE_SHARE,
+    )
+
+
+def _content_checksum(entries: list[ReleaseItem]) -> str:
+    digest = hashlib.sha256()
+    for e in entries:
+        digest.update(canonical_json([e.item.uid, e.revision.number, e.revision.content_hash]).encode() + b"\n")
+    return digest.hexdigest()
+
+
+@transaction.atomic
+def release_freeze(*, release: Release, user: AbstractBaseUser | None, override_reason: str = "") -> Release:
+    """Freeze a draft release for good, recording who, when and the validation result.
+
+    Failed checks block freezing unless ``override_reason`` explains why it is acceptable; an empty release can
+    never be frozen.
+    """
+    release = Release.objects.select_for_update().get(pk=release.pk)
+    _require_draft(release)
+    entries = release_entries(release)
+    if not entries:
+        raise ValidationError(
+            _("Release %(version)s has no items; there is nothing to freeze.") % {"version": release.version}
+        )
+    checks = release_validate(release=release)
+    failed = [c.code for c in checks if not c.passed]
+    override_reason = override_reason.strip()
+    if failed and not override_reason:
+        raise ValidationError(
+            _("Validation failed (%(checks)s). Fix the items or give a reason to freeze anyway.")
+            % {"checks": ", ".join(failed)}
+        )
+    release.status = Release.Status.FROZEN
+    release.frozen_at = timezone.now().replace(microsecond=0)
+    release.frozen_by = user
+    release.override_reason = override_reason if failed else ""
+    release.validation = {"failed": failed, "checks": [c.as_dict() for c in checks]}
+    release.content_checksum = _content_checksum(entries)
+    release.updated_by = user
+    release.full_clean()
+    release.save()
+    return release
+
+
+def _export_inputs(release: Release) -> tuple[dict, list[dict], dict]:
+    entries = release_entries(release)
+    dims = {d.code: d for d in release.benchmark.dimensions.select_related("parent")}
+    from items.models import Scenario
+
+    domains = dict(Scenario.objects.values_list("code", "domain__code"))
+    records = []
+    for e in entries:
+        attrs = e.revision.attributes
+        dim = dims.get(attrs.get("dimension"))
+        interchange = {
+            "format": FORMAT,
+            "uid": e.item.uid,
+            "benchmark": release.benchmark.slug,
+            "dimension": attrs.get("dimension"),
+            "kind": e.item.kind,
+            "scenario": attrs.get("scenario"),
+            "emotions": attrs.get("emotions", []),
+            "crisis_level": attrs.get("crisis_level"),
+            "difficulty": attrs.get("difficulty", ""),
+            "status": "accepted" if e.item.status == "accepted" else e.item.status,
+            "origin": e.item.origin,
+            "metadata": attrs.get("metadata", {}),
+            "revision": e.revision.number,
+            "content": e.revision.content,
+        }
+        records.append(
+            {
+                "uid": e.item.uid,
+                "module": dim.parent.code if dim and dim.parent else None,
+                "dimension": attrs.get("dimension"),
+                "kind": e.item.kind,
+                "scenario": attrs.get("scenario"),
+                "domain": domains.get(attrs.get("scenario")),
+                "emotions": attrs.get("emotions", []),
+                "crisis_level": attrs.get("crisis_level"),
+                "difficulty": attrs.get("difficulty", ""),
+                "revision": e.revision.number,
+                "content": e.revision.content,
+                "interchange": interchange,
+            }
+        )
+    meta = {
+        "benchmark": release.benchmark.slug,
+        "version": release.version,
+        "title": release.title,
+        "description": release.description,
+        "licence": release.licence,
+        "citation": release.citation,
+        "frozen_at": release.frozen_at.strftime("%Y-%m-%dT%H:%M:%SZ") if release.frozen_at else None,
+        "content_checksum": release.content_checksum,
+        "items": len(records),
+    }
+    item_ids = [e.item_id for e in entries]
+    pinned = {e.item_id: e.revision.number for e in entries}
+    # Only the history up to each pinned revision: later edits must not change a frozen release's card.
+    history = [
+        (item_id, author_id)
+        for item_id, number, author_id in ItemRevision.objects.filter(item_id__in=item_ids).values_list(
+            "item_id", "number", "author_id"
+        )
+        if number <= pinned[item_id]
+    ]
+    authors = len({author for _, author in history if author is not None})
+    origins = dict(Item.objects.filter(pk__in=item_ids).values_list("origin").annotate(n=Count("id")).order_by())
+    used = sorted({r["dimension"] for r in records if r["dimension"]})
+    facts = {
+        "dimensions": [
+            {"code": c, "name_en": dims[c].name_en, "name_zh": dims[c].name_zh, "definition_en": dims[c].definition_en}
+            for c in used
+            if c in dims
+        ],
+        "provenance": [
+            f"{len(records)} items, pinned at freeze; {len(history)} revisions in their history "
+            f"by {authors} named authors",
+            "origins: " + ", ".join(f"{k} {v}" for k, v in sorted(origins.items())),
+            "screening rounds: none recorded in this instance",
+            f"frozen at {meta['frozen_at']}"
+            + (f" with a validation override: {release.override_reason}" if release.override_reason else ""),
+        ],
+    }
+    return meta, records, facts
+
+
+def release_export_files(*, release: Release) -> dict[str, bytes]:
+    """Return the export files of a frozen release (refused for drafts)."""
+    if not release.is_frozen:
+        raise ValidationError(
+            _("Release %(version)s is a draft; only frozen releases can be exported.") % {"version": release.version}
+        )
+    return export_files(*_export_inputs(release))
+
+
+def release_archive_name(release: Release) -> str:
+    return f"{release.benchmark.slug}-{release.version}"
+
+
+def release_export_zip(*, release: Release) -> bytes:
+    """Return the export of a frozen release as one zip archive."""
+    return zip_bytes(release_export_files(release=release), release_archive_name(release))
+
+
+def release_export_to_directory(*, release: Release, out: Path) -> dict[str, bytes]:
+    """Write the export into ``out`` (created; must not hold files) without leaving partial output on failure."""
+    files = release_export_files(release=release)
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ValidationError(_("%(path)s already exists and is not an empty directory.") % {"path": out})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        for name, data in files.items():
+            (staging / name).write_bytes(data)
+        if out.exists():
+            out.rmdir()
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return files
+
+
+def release_compare(*, old: Release, new: Release) -> dict:
+    """Return what was added, removed, revised and unchanged between two releases of one benchmark."""
+    if old.benchmark_id != new.benchmark_id:
+        raise ValidationError(_("Only releases of the same benchmark can be compared."))
+    a = {e.item.uid: e for e in release_entries(old)}
+    b = {e.item.uid: e for e in release_entries(new)}
+    revised = [
+        {"uid": uid, "old": a[uid].revision.number, "new": b[uid].revision.number}
+        for uid in sorted(a.keys() & b.keys())
+        if a[uid].revision_id != b[uid].revision_id and a[uid].revision.content_hash != b[uid].revision.content_hash
+    ]
+    revised_uids = {r["uid"] for r in revised}
+    return {
+        "added": sorted(b.keys() - a.keys()),
+        "removed": sorted(a.keys() - b.keys()),
+        "revised": revised,
+        "unchanged": len((a.keys() & b.keys()) - revised_uids),
+    }

@@ -1,0 +1,203 @@
+"""Release pages: list, create, detail with checklist, edit while draft, freeze, download, compare."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from releases import services as releases
+from releases.forms import ReleaseCreateForm, ReleaseEditForm
+from releases.models import Release
+
+
+def _get(slug: str, version: str) -> Release:
+    release = (
+        Release.objects.select_related("benchmark", "created_by", "frozen_by")
+        .filter(benchmark__slug=slug, version=version)
+        .first()
+    )
+    if release is None:
+        raise Http404(_("No such release."))
+    return release
+
+
+def checklist_display(checks: list[dict]) -> list[dict]:
+    """Return checks with their summary worded in the UI language (stored checks keep English summaries)."""
+    result = []
+    for check in checks:
+        p = check.get("params") or {}
+        code, variant = check["code"], p.get("variant")
+        text = check["summary"]
+        if code == "not_empty" and "n" in p:
+            text = _("%(n)s items") % p
+        elif code == "all_accepted" and "n" in p:
+            text = _("%(ok)s of %(n)s items accepted") % p
+        elif code == "bilingual_parity" and "n" in p:
+            text = _("%(ok)s of %(n)s items have both languages in parity") % p
+        elif code == "answer_keys" and "bad" in p:
+            text = _("%(bad)s items with a missing or invalid answer key") % p
+        elif code == "near_duplicates" and "pairs" in p:
+            text = _("%(pairs)s near-duplicate pairs at cosine >= %(threshold)s") % p
+        elif code == "dimension_targets" and variant:
+            met = variant == "met"
+            text = (
+                _("per-dimension counts meet their targets") if met else _("per-dimension counts differ from targets")
+            )
+        elif code == "domain_balance" and variant == "none":
+            text = _("no item has a scenario")
+        elif code == "domain_balance" and variant == "too_big":
+            text = _("domains above %(share)s%% of items: %(domains)s") % p
+        elif code == "domain_balance" and variant == "ok":
+            text = _("%(count)s scenario domains; none above %(share)s%% of items") % p
+        elif code == "valence_balance" and variant == "ok":
+            text = _("every valence group holds at least %(share)s%% of emotion labels") % p
+        elif code == "valence_balance" and variant == "thin":
+            text = _("valence groups below %(share)s%%: %(groups)s") % p
+        elif code == "valence_balance" and variant == "none":
+            text = _("no emotions labelled")
+        result.append({**check, "summary": text})
+    return result
+
+
+def _detail_url(release: Release) -> str:
+    return reverse("releases:release-detail", args=[release.benchmark.slug, release.version])
+
+
+@permission_required("items.view_item", raise_exception=True)
+def release_list(request: HttpRequest) -> HttpResponse:
+    items = Release.objects.select_related("benchmark").order_by("benchmark__slug", "-created_at")
+    return render(request, "releases/release_list.html", {"releases": items})
+
+
+@permission_required("releases.manage_release", raise_exception=True)
+def release_create(request: HttpRequest) -> HttpResponse:
+    form = ReleaseCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            release = releases.release_create(
+                benchmark=data["benchmark"],
+                version=data["version"],
+                title=data["title"],
+                description=data["description"],
+                licence=data["licence"],
+                citation=data["citation"],
+                filters=form.filters(),
+                user=request.user,
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, form.success_message(release))
+            return redirect(_detail_url(release))
+    return render(request, "releases/release_create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@permission_required("items.view_item", raise_exception=True)
+def release_detail(request: HttpRequest, slug: str, version: str) -> HttpResponse:
+    release = _get(slug, version)
+    entries = releases.release_entries(release)
+    checks = releases.release_validate(release=release) if not release.is_frozen else None
+    files = releases.release_export_files(release=release) if release.is_frozen else {}
+    checksums = []
+    if files:
+        import hashlib
+
+        checksums = [(name, len(data), hashlib.sha256(data).hexdigest()) for name, data in files.items()]
+    others = Release.objects.filter(benchmark=release.benchmark).exclude(pk=release.pk).order_by("-created_at")
+    return render(
+        request,
+        "releases/release_detail.html",
+        {
+            "release": release,
+            "entries": entries,
+            "checks": checklist_display([c.as_dict() for c in checks]) if checks is not None else None,
+            "frozen_checks": checklist_display(release.validation.get("checks", [])) if release.is_frozen else [],
+            "checksums": checksums,
+            "others": others,
+            "edit_form": ReleaseEditForm(instance_release=release) if not release.is_frozen else None,
+            "can_manage": request.user.has_perm("releases.manage_release"),
+        },
+    )
+
+
+@permission_required("releases.manage_release", raise_exception=True)
+@require_POST
+def release_edit(request: HttpRequest, slug: str, version: str) -> HttpResponse:
+    release = _get(slug, version)
+    form = ReleaseEditForm(request.POST, instance_release=release)
+    try:
+        if not form.is_valid():
+            raise ValidationError(form.error_list())
+        data = form.cleaned_data
+        releases.release_update(
+            release=release,
+            user=request.user,
+            **{k: data[k] for k in ("title", "description", "licence", "citation")},
+        )
+        if data["add"] or data["remove"]:
+            releases.release_items_change(release=release, user=request.user, add=data["add"], remove=data["remove"])
+        if data["rebuild"]:
+            releases.release_rebuild(release=release, user=request.user)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, form.saved_message())
+    return redirect(_detail_url(release))
+
+
+@permission_required("releases.manage_release", raise_exception=True)
+@require_POST
+def release_freeze(request: HttpRequest, slug: str, version: str) -> HttpResponse:
+    release = _get(slug, version)
+    if request.POST.get("confirm") != "on":
+        messages.error(request, ReleaseEditForm.confirm_message())
+        return redirect(_detail_url(release))
+    try:
+        releases.release_freeze(
+            release=release, user=request.user, override_reason=request.POST.get("override_reason", "")
+        )
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, ReleaseEditForm.frozen_message(release))
+    return redirect(_detail_url(release))
+
+
+@permission_required("items.view_item", raise_exception=True)
+def release_download(request: HttpRequest, slug: str, version: str) -> HttpResponse:
+    release = _get(slug, version)
+    try:
+        data = releases.release_export_zip(release=release)
+    except ValidationError as exc:
+        return HttpResponse(" ".join(exc.messages), status=409, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{releases.release_archive_name(release)}.zip"'
+    return response
+
+
+@permission_required("items.view_item", raise_exception=True)
+def release_compare(request: HttpRequest, slug: str) -> HttpResponse:
+    all_releases = Release.objects.filter(benchmark__slug=slug).select_related("benchmark").order_by("-created_at")
+    if not all_releases:
+        raise Http404(_("No releases of this benchmark."))
+    by_version = {r.version: r for r in all_releases}
+    old, new = by_version.get(request.GET.get("old", "")), by_version.get(request.GET.get("new", ""))
+    comparison = releases.release_compare(old=old, new=new) if old and new else None
+    return render(
+        request,
+        "releases/release_compare.html",
+        {
+            "benchmark": all_releases[0].benchmark,
+            "releases": all_releases,
+            "old": old,
+            "new": new,
+            "comparison": comparison,
+        },
+    )

@@ -1,0 +1,410 @@
+"""Services and reads for screening rounds: open, review blind, close, adjudicate, statistics."""
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from items import selectors
+from items.models import Benchmark, Item
+from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+
+UNREVIEWED_CHOICES = ("return_to_authors", "decide_on_submitted")
+OBJECTIVE_KINDS = {"mcq", "multi_turn_choice"}
+
+
+def criteria_for(round: ScreeningRound, item: Item) -> list[Criterion]:
+    """Return the round's criteria that apply to this item (its dimension, its kind)."""
+    result = []
+    for criterion in round.criteria.all():
+        if criterion.dimension_id and criterion.dimension_id != item.dimension_id:
+            continue
+        if criterion.objective_only and item.kind not in OBJECTIVE_KINDS:
+            continue
+        result.append(criterion)
+    return result
+
+
+@transaction.atomic
+def round_open(
+    *,
+    benchmark: Benchmark,
+    title: str,
+    user: AbstractBaseUser,
+    reviewers: list[AbstractBaseUser],
+    reviewers_per_item: int,
+    filters: dict | None = None,
+    criteria: list[Criterion] | None = None,
+    deadline: datetime | None = None,
+) -> ScreeningRound:
+    """Open a round on the items matching ``filters`` and assign each to ``reviewers_per_item`` reviewers.
+
+    Assignment is balanced and deterministic: each item goes to the least-loaded reviewers who did not write
+    its current revision (authors review others' work when anyone else is available).
+    """
+    filters = {k: v for k, v in (filters or {}).items() if v}
+    errors = []
+    reviewers = sorted(set(reviewers), key=lambda u: u.get_username())
+    not_reviewers = [u.get_username() for u in reviewers if not u.has_perm("screening.review_item")]
+    if not_reviewers:
+        errors.append(_("Not allowed to review: %(names)s.") % {"names": ", ".join(not_reviewers)})
+    if not reviewers:
+        errors.append(_("Choose at least one reviewer."))
+    if reviewers and not 1 <= reviewers_per_item <= len(reviewers):
+        errors.append(
+            _("Reviewers per item must be between 1 and the number of reviewers (%(n)s).") % {"n": len(reviewers)}
+        )
+    if criteria is None:
+        criteria = list(Criterion.objects.filter(Q(dimension=None) | Q(dimension__benchmark=benchmark)))
+    if not criteria:
+        errors.append(_("Choose at least one criterion."))
+    items = [
+        i
+        for i in selectors.item_list(filters={**filters, "benchmark": benchmark.slug})
+        if i.current_revision_id and i.status in (Item.Status.DRAFT, Item.Status.IN_SCREENING)
+    ]
+    if not items:
+        errors.append(_("No draft or in-screening items match this filter."))
+    busy = set(
+        RoundItem.objects.filter(round__status=ScreeningRound.Status.OPEN, item__in=items).values_list(
+            "item__uid", flat=True
+        )
+    )
+    if busy:
+        errors.append(
+            _("Already in an open round: %(uids)s.")
+            % {"uids": ", ".join(sorted(busy)[:10]) + ("…" if len(busy) > 10 else "")}
+        )
+    if errors:
+        raise ValidationError(errors)
+    number = (
+        ScreeningRound.objects.filter(benchmark=benchmark).order_by("-number").values_list("number", flat=True).first()
+        or 0
+    ) + 1
+    round = ScreeningRound(
+        benchmark=benchmark,
+        number=number,
+        title=title,
+        filters=filters,
+        reviewers_per_item=reviewers_per_item,
+        deadline=deadline,
+        opened_by=user,
+    )
+    round.full_clean()
+    round.save()
+    round.criteria.set(criteria)
+    round.reviewers.set(reviewers)
+    load = Counter({u.pk: 0 for u in reviewers})
+    for item in items:
+        round_item = RoundItem.objects.create(round=round, item=item, revision_id=item.current_revision_id)
+        author = item.current_revision.author_id
+        ranked = sorted(reviewers, key=lambda u: (u.pk == author, load[u.pk], u.get_username()))
+        for reviewer in ranked[:reviewers_per_item]:
+            load[reviewer.pk] += 1
+            ReviewAssignment.objects.create(round_item=round_item, reviewer=reviewer, position=load[reviewer.pk])
+    Item.objects.filter(pk__in=[i.pk for i in items]).update(status=Item.Status.IN_SCREENING, updated_by=user)
+    return round
+
+
+def _assignment_for(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> ReviewAssignment:
+    if not round_item.round.is_open:
+        raise ValidationError(_("This round is closed; reviews can no longer change."))
+    assignment = ReviewAssignment.objects.filter(round_item=round_item, reviewer=reviewer).first()
+    if assignment is None:
+        raise ValidationError(_("You are not assigned to review this item in this round."))
+    return assignment
+
+
+def _clean_scores(round_item: RoundItem, scores: dict) -> dict:
+    allowed = {c.code: c for c in criteria_for(round_item.round, round_item.item)}
+    cleaned, errors = {}, []
+    for code, value in scores.items():
+        criterion = allowed.get(code)
+        if criterion is None:
+            errors.append(_("Unknown criterion %(code)s for this item.") % {"code": code})
+            continue
+        if value in (None, ""):
+            continue
+        if criterion.scale == Criterion.Scale.PASS_FAIL:
+            if value not in ("pass", "fail"):
+                errors.append(_("%(name)s takes pass or fail.") % {"name": criterion.name})
+                continue
+            cleaned[code] = value
+        else:
+            try:
+                number = int(value)
+            except (TypeError, ValueError):
+                number = 0
+            if not 1 <= number <= 5:
+                errors.append(_("%(name)s takes a score from 1 to 5.") % {"name": criterion.name})
+                continue
+            cleaned[code] = number
+    if errors:
+        raise ValidationError(errors)
+    return cleaned
+
+
+def _open_review(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> Review:
+    """Lock the reviewer's review of this item (created as a draft if new); refuse once it is submitted."""
+    assignment = _assignment_for(round_item=round_item, reviewer=reviewer)
+    review, _created = Review.objects.select_for_update().get_or_create(assignment=assignment)
+    if review.status == Review.Status.SUBMITTED:
+        raise ValidationError(_("You already reviewed this item in this round."))
+    return review
+
+
+@transaction.atomic
+def review_save_draft(
+    *, round_item: RoundItem, reviewer: AbstractBaseUser, scores: dict, decision: str = "", comment: str = ""
+) -> Review:
+    """Autosave a reviewer's unfinished review (never visible to other reviewers)."""
+    review = _open_review(round_item=round_item, reviewer=reviewer)
+    review.scores = _clean_scores(round_item, scores)
+    review.decision = decision if decision in ("accept", "revise", "reject") else ""
+    review.comment = comment
+    review.full_clean()
+    review.save()
+    return review
+
+
+@transaction.atomic
+def review_submit(
+    *, round_item: RoundItem, reviewer: AbstractBaseUser, scores: dict, decision: str, comment: str = ""
+) -> Review:
+    """Submit a final review: every applicable criterion scored and a decision taken."""
+    review = _open_review(round_item=round_item, reviewer=reviewer)
+    cleaned = _clean_scores(round_item, scores)
+    errors = []
+    missing = [c.name for c in criteria_for(round_item.round, round_item.item) if c.code not in cleaned]
+    if missing:
+        errors.append(_("Score every criterion first: %(names)s.") % {"names": ", ".join(missing)})
+    if decision not in ("accept", "revise", "reject"):
+        errors.append(_("Choose a decision: accept, revise or reject."))
+    if decision in ("revise", "reject") and not comment.strip():
+        errors.append(_("Say in a comment why the item needs revision or rejection."))
+    if errors:
+        raise ValidationError(errors)
+    review.scores, review.decision, review.comment = cleaned, decision, comment.strip()
+    review.status = Review.Status.SUBMITTED
+    review.submitted_at = timezone.now()
+    review.full_clean()
+    review.save()
+    return review
+
+
+_OUTCOME_STATUS = {
+    "accept": Item.Status.ACCEPTED,
+    "reject": Item.Status.REJECTED,
+    "revise": Item.Status.DRAFT,
+    "unreviewed": Item.Status.DRAFT,
+}
+
+
+@transaction.atomic
+def round_close(
+    *, round: ScreeningRound, user: AbstractBaseUser, unreviewed: str | None = None, note: str = ""
+) -> dict:
+    """Close a round: agreed items get their decision, conflicts wait for adjudication.
+
+    Items still lacking submitted reviews need an explicit choice: ``return_to_authors`` (they count as not
+    reviewed and go back to draft) or ``decide_on_submitted`` (decide from the reviews that exist).
+    """
+    round = ScreeningRound.objects.select_for_update().get(pk=round.pk)
+    if not round.is_open:
+        raise ValidationError(_("This round is already closed."))
+    round_items = list(round.round_items.select_related("item").prefetch_related("assignments__review"))
+    incomplete = [
+        ri
+        for ri in round_items
+        if any(
+            getattr(a, "review", None) is None or a.review.status != Review.Status.SUBMITTED
+            for a in ri.assignments.all()
+        )
+    ]
+    if incomplete and unreviewed not in UNREVIEWED_CHOICES:
+        raise ValidationError(
+            _(
+                "%(n)s items still lack reviews. Choose what happens to them: return them to their authors, "
+                "or decide from the reviews submitted so far."
+            )
+            % {"n": len(incomplete)}
+        )
+    counts: Counter = Counter()
+    for ri in round_items:
+        decisions = [
+            a.review.decision
+            for a in ri.assignments.all()
+            if getattr(a, "review", None) is not None and a.review.status == Review.Status.SUBMITTED
+        ]
+        if (ri in incomplete and unreviewed == "return_to_authors") or not decisions:
+            outcome = RoundItem.Outcome.UNREVIEWED
+        elif len(set(decisions)) == 1:
+            outcome = decisions[0]
+        else:
+            outcome = RoundItem.Outcome.CONFLICT
+        ri.outcome = outcome
+        ri.save(update_fields=["outcome"])
+        counts[outcome] += 1
+        if outcome in _OUTCOME_STATUS:
+            _apply(ri.item, _OUTCOME_STATUS[outcome], user)
+    round.status = ScreeningRound.Status.CLOSED
+    round.closed_by, round.closed_at = user, timezone.now()
+    round.close_note = note or (f"unreviewed: {unreviewed}" if incomplete else "")
+    round.full_clean()
+    round.save()
+    return dict(counts)
+
+
+def _apply(item: Item, status: str, user: AbstractBaseUser) -> None:
+    item.status = status
+    item.updated_by = user
+    item.save(update_fields=["status", "updated_by", "updated_at"])
+
+
+@transaction.atomic
+def round_item_adjudicate(*, round_item: RoundItem, user: AbstractBaseUser, decision: str, note: str = "") -> RoundItem:
+    """Decide a conflict after a round closed, seeing every review side by side."""
+    round_item = RoundItem.objects.select_for_update(of=("self",)).select_related("round", "item").get(pk=round_item.pk)
+    if round_item.round.is_open:
+        raise ValidationError(_("Conflicts are adjudicated after the round closes."))
+    if round_item.outcome != RoundItem.Outcome.CONFLICT:
+        raise ValidationError(_("This item has no conflict to adjudicate."))
+    if decision not in ("accept", "revise", "reject"):
+        raise ValidationError(_("Choose a decision: accept, revise or reject."))
+    round_item.outcome = decision
+    round_item.adjudicated_by, round_item.adjudicated_at = user, timezone.now()
+    round_item.adjudication_note = note.strip()
+    round_item.full_clean()
+    round_item.save()
+    _apply(round_item.item, _OUTCOME_STATUS[decision], user)
+    return round_item
+
+
+# --- reads ----------------------------------------------------------------------------------------------
+
+
+def reviewer_queue(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
+    """Return the reviewer's assignments in this round, in queue order."""
+    return (
+        ReviewAssignment.objects.filter(round_item__round=round, reviewer=reviewer)
+        .select_related("round_item__item", "round_item__revision", "review")
+        .order_by("position", "id")
+    )
+
+
+def reviewer_progress(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> tuple[int, int]:
+    """Return (submitted, assigned) for this reviewer in this round."""
+    queue = reviewer_queue(round=round, reviewer=reviewer)
+    done = queue.filter(review__status=Review.Status.SUBMITTED).count()
+    return done, queue.count()
+
+
+def next_assignment(
+    *, round: ScreeningRound, reviewer: AbstractBaseUser, after: int | None = None
+) -> ReviewAssignment | None:
+    """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around)."""
+    pending = [a for a in reviewer_queue(round=round, reviewer=reviewer) if not _submitted(a)]
+    if after is not None:
+        later = [a for a in pending if a.pk != after]
+        ids = [a.pk for a in pending]
+        if after in ids:
+            index = ids.index(after)
+            later = pending[index + 1 :] + pending[:index]
+        pending = later
+    return pending[0] if pending else None
+
+
+def _submitted(assignment: ReviewAssignment) -> bool:
+    review = getattr(assignment, "review", None)
+    return review is not None and review.status == Review.Status.SUBMITTED
+
+
+@dataclass
+class RoundStats:
+    decisions: dict
+    per_dimension: dict
+    per_criterion: dict
+    alpha: float | None
+    alpha_note: str
+    throughput: list[dict]
+    progress: tuple[int, int]
+
+
+def round_statistics(*, round: ScreeningRound) -> RoundStats:
+    """Decisions per criterion and dimension, reviewer agreement (Krippendorff's alpha, nominal), throughput."""
+    import krippendorff
+
+    assignments = list(
+        ReviewAssignment.objects.filter(round_item__round=round).select_related(
+            "round_item__item__dimension", "reviewer", "review"
+        )
+    )
+    submitted = [a for a in assignments if _submitted(a)]
+    decisions = Counter(a.review.decision for a in submitted)
+    per_dimension: dict = defaultdict(Counter)
+    for a in submitted:
+        per_dimension[a.round_item.item.dimension.name][a.review.decision] += 1
+    per_criterion: dict = {}
+    criteria = {c.code: c for c in round.criteria.all()}
+    for code, criterion in criteria.items():
+        values = [a.review.scores[code] for a in submitted if code in a.review.scores]
+        if criterion.scale == Criterion.Scale.PASS_FAIL:
+            passed = sum(1 for v in values if v == "pass")
+            per_criterion[criterion.name] = {"n": len(values), "pass_rate": passed / len(values) if values else None}
+        else:
+            per_criterion[criterion.name] = {"n": len(values), "mean": float(np.mean(values)) if values else None}
+    reviewers = sorted({a.reviewer for a in assignments}, key=lambda u: u.get_username())
+    units = sorted({a.round_item_id for a in submitted})
+    codes = {"accept": 0.0, "revise": 1.0, "reject": 2.0}
+    alpha, note = None, ""
+    if len(reviewers) < 2 or not units:
+        note = _("Agreement needs at least two reviewers with submitted reviews.")
+    else:
+        matrix = np.full((len(reviewers), len(units)), np.nan)
+        r_index = {u.pk: i for i, u in enumerate(reviewers)}
+        u_index = {u: j for j, u in enumerate(units)}
+        for a in submitted:
+            matrix[r_index[a.reviewer_id], u_index[a.round_item_id]] = codes[a.review.decision]
+        paired = np.sum(~np.isnan(matrix), axis=0) >= 2
+        values = matrix[~np.isnan(matrix)]
+        if not paired.any():
+            note = _("No item has two submitted reviews yet.")
+        elif len(set(values.tolist())) < 2:
+            note = _("Every review has the same decision, so agreement beyond chance is undefined.")
+        else:
+            alpha = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
+    throughput = []
+    for reviewer in reviewers:
+        mine = [a for a in submitted if a.reviewer_id == reviewer.pk]
+        seconds = [(a.review.submitted_at - a.review.started_at).total_seconds() for a in mine]
+        throughput.append(
+            {
+                "reviewer": reviewer.get_username(),
+                "assigned": sum(1 for a in assignments if a.reviewer_id == reviewer.pk),
+                "submitted": len(mine),
+                "median_seconds": float(np.median(seconds)) if seconds else None,
+            }
+        )
+    return RoundStats(
+        decisions=dict(decisions),
+        per_dimension={k: dict(v) for k, v in sorted(per_dimension.items())},
+        per_criterion=per_criterion,
+        alpha=alpha,
+        alpha_note=note,
+        throughput=throughput,
+        progress=(len(submitted), len(assignments)),
+    )
+
+
+def eligible_reviewers() -> list[AbstractBaseUser]:
+    """Return active users who may review (experts, lead experts, admins)."""
+    users = get_user_model().objects.filter(is_active=True).order_by("username")
+    return [u for u in users if u.has_perm("screening.review_item")]

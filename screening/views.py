@@ -1,0 +1,303 @@
+"""Screening pages: rounds, the reviewer's keyboard-driven queue, closing, adjudication, statistics."""
+
+import contextlib
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import permission_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
+
+from items.models import Benchmark, Item
+from items.selectors import item_languages
+from screening import services as screening
+from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+
+
+class RoundOpenForm(forms.Form):
+    benchmark = forms.ModelChoiceField(label=gettext_lazy("Benchmark"), queryset=Benchmark.objects.all())
+    title = forms.CharField(label=gettext_lazy("Title"), max_length=200)
+    status = forms.ChoiceField(
+        label=gettext_lazy("Items with status"),
+        choices=[
+            ("", gettext_lazy("draft or in screening")),
+            ("draft", gettext_lazy("draft")),
+            ("in_screening", gettext_lazy("in screening")),
+        ],
+        required=False,
+    )
+    dimension = forms.CharField(label=gettext_lazy("Only dimension (code)"), required=False)
+    kind = forms.ChoiceField(
+        label=gettext_lazy("Only kind"), choices=[("", gettext_lazy("All kinds")), *Item.Kind.choices], required=False
+    )
+    criteria = forms.ModelMultipleChoiceField(
+        label=gettext_lazy("Criteria"), queryset=Criterion.objects.all(), widget=forms.CheckboxSelectMultiple
+    )
+    reviewers = forms.MultipleChoiceField(label=gettext_lazy("Reviewers"), widget=forms.CheckboxSelectMultiple)
+    reviewers_per_item = forms.IntegerField(label=gettext_lazy("Reviewers per item"), min_value=1, initial=2)
+    deadline = forms.DateTimeField(
+        label=gettext_lazy("Deadline"), required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.eligible = {str(u.pk): u for u in screening.eligible_reviewers()}
+        self.fields["reviewers"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
+        self.fields["criteria"].initial = list(Criterion.objects.filter(dimension=None))
+
+
+@permission_required("screening.review_item", raise_exception=True)
+def round_list(request: HttpRequest) -> HttpResponse:
+    rounds = ScreeningRound.objects.select_related("benchmark").order_by("status", "-opened_at")
+    mine = []
+    for r in rounds:
+        done, total = screening.reviewer_progress(round=r, reviewer=request.user)
+        mine.append((r, done, total))
+    return render(request, "screening/round_list.html", {"rounds": mine})
+
+
+@permission_required("screening.manage_round", raise_exception=True)
+def round_open(request: HttpRequest) -> HttpResponse:
+    form = RoundOpenForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            round = screening.round_open(
+                benchmark=data["benchmark"],
+                title=data["title"],
+                user=request.user,
+                reviewers=[form.eligible[pk] for pk in data["reviewers"]],
+                reviewers_per_item=data["reviewers_per_item"],
+                filters={k: data[k] for k in ("status", "dimension", "kind") if data.get(k)},
+                criteria=list(data["criteria"]),
+                deadline=data["deadline"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(
+                request,
+                _("Round %(n)s opened with %(items)s items.") % {"n": round.number, "items": round.round_items.count()},
+            )
+            return redirect("screening:round-detail", pk=round.pk)
+    return render(request, "screening/round_open.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@permission_required("screening.review_item", raise_exception=True)
+def round_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    round = get_object_or_404(ScreeningRound.objects.select_related("benchmark", "opened_by", "closed_by"), pk=pk)
+    done, total = screening.reviewer_progress(round=round, reviewer=request.user)
+    can_manage = request.user.has_perm("screening.manage_round")
+    # Blind review: outcomes and statistics appear once the round is closed.
+    show_results = not round.is_open
+    stats = screening.round_statistics(round=round) if (show_results or can_manage) else None
+    round_items = (
+        round.round_items.select_related("item", "item__dimension").order_by("item__uid") if show_results else []
+    )
+    return render(
+        request,
+        "screening/round_detail.html",
+        {
+            "round": round,
+            "my_done": done,
+            "my_total": total,
+            "can_manage": can_manage,
+            "show_results": show_results,
+            "stats": stats,
+            "round_items": round_items,
+            "conflicts": [ri for ri in round_items if ri.outcome == RoundItem.Outcome.CONFLICT],
+        },
+    )
+
+
+@permission_required("screening.review_item", raise_exception=True)
+def review_next(request: HttpRequest, pk: int) -> HttpResponse:
+    round = get_object_or_404(ScreeningRound, pk=pk)
+    assignment = screening.next_assignment(round=round, reviewer=request.user)
+    if assignment is None:
+        messages.success(request, _("Your queue for this round is done. Thank you!"))
+        return redirect("screening:round-detail", pk=round.pk)
+    return redirect("screening:review", pk=round.pk, assignment=assignment.pk)
+
+
+def _posted_scores(request: HttpRequest) -> dict:
+    return {key[len("score-") :]: value for key, value in request.POST.items() if key.startswith("score-")}
+
+
+@permission_required("screening.review_item", raise_exception=True)
+def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    round = get_object_or_404(ScreeningRound.objects.select_related("benchmark"), pk=pk)
+    assignment_obj = (
+        ReviewAssignment.objects.select_related(
+            "round_item__item__dimension", "round_item__revision", "round_item__round"
+        )
+        .filter(pk=assignment, round_item__round=round)
+        .first()
+    )
+    if assignment_obj is None or assignment_obj.reviewer_id != request.user.pk:
+        return render(
+            request,
+            "screening/review_denied.html",
+            {"round": round, "message": _("You are not assigned to review this item in this round.")},
+            status=403,
+        )
+    round_item = assignment_obj.round_item
+    existing = Review.objects.filter(assignment=assignment_obj).first()
+    error = ""
+    if request.method == "POST":
+        try:
+            screening.review_submit(
+                round_item=round_item,
+                reviewer=request.user,
+                scores=_posted_scores(request),
+                decision=request.POST.get("decision", ""),
+                comment=request.POST.get("comment", ""),
+            )
+        except ValidationError as exc:
+            error = " ".join(exc.messages)
+            # Keep what was typed even though it could not be submitted; invalid scores stay unsaved.
+            with contextlib.suppress(ValidationError):
+                screening.review_save_draft(
+                    round_item=round_item,
+                    reviewer=request.user,
+                    scores=_posted_scores(request),
+                    decision=request.POST.get("decision", ""),
+                    comment=request.POST.get("comment", ""),
+                )
+        else:
+            nxt = screening.next_assignment(round=round, reviewer=request.user, after=assignment_obj.pk)
+            if nxt is None:
+                messages.success(request, _("Your queue for this round is done. Thank you!"))
+                return redirect("screening:round-detail", pk=round.pk)
+            return redirect("screening:review", pk=round.pk, assignment=nxt.pk)
+    item = round_item.item
+    criteria = screening.criteria_for(round, item)
+    values = dict(existing.scores) if existing else {}
+    if request.method == "POST":
+        values.update({k: v for k, v in _posted_scores(request).items() if v})
+    done, total = screening.reviewer_progress(round=round, reviewer=request.user)
+    nxt = screening.next_assignment(round=round, reviewer=request.user, after=assignment_obj.pk)
+    return render(
+        request,
+        "screening/review.html",
+        {
+            "round": round,
+            "assignment": assignment_obj,
+            "item": item,
+            "revision": round_item.revision,
+            "languages": item_languages(item, round_item.revision),
+            "criteria": [(c, values.get(c.code, "")) for c in criteria],
+            "review": existing,
+            "decision": request.POST.get("decision")
+            if request.method == "POST"
+            else (existing.decision if existing else ""),
+            "comment": request.POST.get("comment")
+            if request.method == "POST"
+            else (existing.comment if existing else ""),
+            "submitted": existing is not None and existing.status == Review.Status.SUBMITTED,
+            "error": error,
+            "done": done,
+            "total": total,
+            "percent": round_percent(done, total),
+            "next_url": reverse("screening:review", args=[round.pk, nxt.pk]) if nxt else "",
+        },
+        status=400 if error else 200,
+    )
+
+
+def round_percent(done: int, total: int) -> int:
+    return int(100 * done / total) if total else 0
+
+
+@permission_required("screening.review_item", raise_exception=True)
+@require_POST
+def review_autosave(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    assignment_obj = get_object_or_404(
+        ReviewAssignment.objects.select_related("round_item__round", "round_item__item"),
+        pk=assignment,
+        round_item__round_id=pk,
+    )
+    try:
+        screening.review_save_draft(
+            round_item=assignment_obj.round_item,
+            reviewer=request.user,
+            scores=_posted_scores(request),
+            decision=request.POST.get("decision", ""),
+            comment=request.POST.get("comment", ""),
+        )
+    except ValidationError as exc:
+        return HttpResponse(" ".join(exc.messages), status=400)
+    return HttpResponse(_("Draft saved"))
+
+
+@permission_required("screening.manage_round", raise_exception=True)
+@require_POST
+def round_close(request: HttpRequest, pk: int) -> HttpResponse:
+    round = get_object_or_404(ScreeningRound, pk=pk)
+    try:
+        counts = screening.round_close(
+            round=round,
+            user=request.user,
+            unreviewed=request.POST.get("unreviewed") or None,
+            note=request.POST.get("note", ""),
+        )
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(
+            request,
+            _("Round closed: %(summary)s.") % {"summary": ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))},
+        )
+    return redirect("screening:round-detail", pk=round.pk)
+
+
+@permission_required("screening.adjudicate_item", raise_exception=True)
+def adjudicate(request: HttpRequest, pk: int, round_item: int) -> HttpResponse:
+    ri = get_object_or_404(
+        RoundItem.objects.select_related("round__benchmark", "item__dimension", "revision"), pk=round_item, round_id=pk
+    )
+    if request.method == "POST":
+        try:
+            screening.round_item_adjudicate(
+                round_item=ri,
+                user=request.user,
+                decision=request.POST.get("decision", ""),
+                note=request.POST.get("note", ""),
+            )
+        except ValidationError as exc:
+            for message in exc.messages:
+                messages.error(request, message)
+        else:
+            messages.success(request, _("Decision recorded for %(uid)s.") % {"uid": ri.item.uid})
+            remaining = ri.round.round_items.filter(outcome=RoundItem.Outcome.CONFLICT).order_by("item__uid").first()
+            if remaining:
+                return redirect("screening:adjudicate", pk=pk, round_item=remaining.pk)
+            return redirect("screening:round-detail", pk=pk)
+    if ri.round.is_open:
+        messages.error(request, _("Conflicts are adjudicated after the round closes."))
+        return redirect("screening:round-detail", pk=pk)
+    reviews = [
+        (a.reviewer, getattr(a, "review", None))
+        for a in ri.assignments.select_related("reviewer", "review").order_by("reviewer__username")
+    ]
+    criteria = screening.criteria_for(ri.round, ri.item)
+    return render(
+        request,
+        "screening/adjudicate.html",
+        {
+            "round": ri.round,
+            "ri": ri,
+            "item": ri.item,
+            "languages": item_languages(ri.item, ri.revision),
+            "reviews": [
+                (reviewer, review, [(c, (review.scores.get(c.code) if review else None)) for c in criteria])
+                for reviewer, review in reviews
+            ],
+        },
+    )

@@ -1,0 +1,99 @@
+"""LLM drafting end to end against the simulator: candidates land as drafts, malformed ones are reported."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from items import drafting
+from items.models import Dimension, Item
+from llm import runner
+from tests.factories import make_item
+
+
+@pytest.fixture
+def template(transactional_db, taxonomy, lead):
+    seed = make_item(uid="seed-1", user=lead, status="accepted")
+    return drafting.item_template_save(
+        dimension=Dimension.objects.get(benchmark__slug="facet", code="hidden_emotion_recognition"),
+        kind="mcq",
+        instructions="Write a short scenario where the feeling is implied, not named.",
+        user=lead,
+        seed_items=[seed],
+    )
+
+
+def test_drafting_job_creates_bilingual_drafts_with_provenance(template, make_endpoint, lead):
+    job = drafting.drafting_job_start(
+        template=template,
+        endpoint=make_endpoint("sim-drafter"),
+        count=7,
+        languages=["en"],
+        translate=True,
+        user=lead,
+        start=False,
+    )
+    runner.run_work(run_id=job.llm_run_id)
+    job = drafting.drafting_job_collect(job=job, user=lead)
+    assert len(job.created_uids) == 7 and job.failures == []
+    item = Item.objects.get(uid=job.created_uids[0])
+    assert (item.origin, item.status, item.has_en, item.has_zh) == ("llm_draft", "draft", True, True)
+    assert item.metadata["machine_drafted_languages"] == ["zh"]
+    assert item.metadata["draft"]["job"] == job.pk and item.metadata["draft"]["prompt"][0]["content"]
+    assert "米娅" in str(item.metadata["draft"]["prompt"]) or "Mia" in str(item.metadata["draft"]["prompt"])
+    # Collecting again changes nothing.
+    assert drafting.drafting_job_collect(job=job, user=lead).created_uids == job.created_uids
+
+
+def test_malformed_drafts_are_reported_not_imported(template, make_endpoint, lead, simulator):
+    simulator.configure(garbage_rate=1.0)
+    job = drafting.drafting_job_start(
+        template=template, endpoint=make_endpoint("sim-drafter"), count=3, languages=["en"], user=lead, start=False
+    )
+    runner.run_work(run_id=job.llm_run_id)
+    job = drafting.drafting_job_collect(job=job, user=lead)
+    assert job.created_uids == [] and len(job.failures) == 1
+    assert not Item.objects.filter(origin="llm_draft").exists()
+
+
+def test_a_failing_endpoint_is_reported_and_nothing_is_half_saved(template, make_endpoint, lead):
+    job = drafting.drafting_job_start(
+        template=template,
+        endpoint=make_endpoint("sim-drafter", base_url="http://127.0.0.1:9/v1"),
+        count=2,
+        languages=["zh"],
+        user=lead,
+        start=False,
+    )
+    runner.run_work(run_id=job.llm_run_id)
+    job = drafting.drafting_job_collect(job=job, user=lead)
+    assert job.created_uids == [] and job.failures[0]["where"] == "run"
+    assert not Item.objects.filter(origin="llm_draft").exists()
+
+
+def test_bad_job_settings_are_refused(template, make_endpoint, lead):
+    with pytest.raises(ValidationError, match="at least one language"):
+        drafting.drafting_job_start(
+            template=template, endpoint=make_endpoint("sim-drafter"), count=2, languages=[], user=lead
+        )
+    with pytest.raises(ValidationError, match="1 to 1000"):
+        drafting.drafting_job_start(
+            template=template, endpoint=make_endpoint("sim-drafter"), count=0, languages=["en"], user=lead
+        )
+
+
+def test_responses_are_generated_from_an_endpoint_and_collected_once(transactional_db, taxonomy, lead, make_endpoint):
+    from items.models import Benchmark
+    from labelling import services as comparisons
+    from labelling.models import ModelResponse
+
+    make_item(uid="open-gen", kind="open_prompt", dimension="emotion_matching", user=lead, status="accepted")
+    endpoint = make_endpoint("sim-style-concise")
+    run = comparisons.responses_generate(
+        benchmark=Benchmark.objects.get(slug="facet"), endpoint=endpoint, user=lead, start=False
+    )
+    with pytest.raises(ValidationError, match="still working"):
+        comparisons.responses_collect(run=run)
+    runner.run_work(run_id=run.pk)
+    assert comparisons.responses_collect(run=run, user=lead) == {"created": 2, "missing": 0}
+    assert comparisons.responses_collect(run=run, user=lead) == {"created": 0, "missing": 0}
+    response = ModelResponse.objects.get(item__uid="open-gen", language="zh")
+    assert (response.model_name, response.source) == ("sim-style-concise", "generated")
