@@ -30,6 +30,7 @@ class JudgePrompt(models.Model):
         ordering = ["dimension__position", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["dimension", "version"], name="judge_prompt_version_unique"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="judge_prompt_version_positive"),
         ]
         permissions = [("author_judge_prompt", "Can write judge prompts")]
         verbose_name = _("judge prompt")
@@ -52,7 +53,10 @@ class PromptSet(models.Model):
 
     class Meta:
         ordering = ["name", "-version"]
-        constraints = [models.UniqueConstraint(fields=["name", "version"], name="prompt_set_version_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="prompt_set_version_unique"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="prompt_set_version_positive"),
+        ]
         verbose_name = _("prompt set")
         verbose_name_plural = _("prompt sets")
 
@@ -80,9 +84,18 @@ class Judge(models.Model):
 
 
 class CombineRule(models.TextChoices):
+    """How the verdicts of both presentation orders become one score (``calibration.report.combine_orders``)."""
+
     FACET_TIE = "facet_tie", _("FACET: keep consistent pairs; an inconsistent pair counts as a tie")
     FACET_DROP = "facet_drop", _("FACET: keep consistent pairs; drop inconsistent pairs")
     SUMMED = "summed", _("Summed margins of both orders")
+
+
+class VerdictOrder(models.TextChoices):
+    """The order in which a judge is shown the two responses of a pair (AB: A first)."""
+
+    AB = "AB", _("A first")
+    BA = "BA", _("B first")
 
 
 class CalibrationRun(models.Model):
@@ -94,7 +107,8 @@ class CalibrationRun(models.Model):
     )
     judges = models.ManyToManyField(Judge, through="CalibrationJudgeRun", related_name="calibration_runs")
     combine_rule = models.CharField(_("order combination"), max_length=12, choices=CombineRule.choices)
-    seed = models.IntegerField(_("seed"), default=0)
+    # NumPy's generators, which every bootstrap draws from, take only non-negative seeds.
+    seed = models.PositiveIntegerField(_("seed"), default=0)
     bootstrap = models.PositiveIntegerField(_("bootstrap resamples"), default=1000)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -107,6 +121,15 @@ class CalibrationRun(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(combine_rule__in=CombineRule.values), name="calibration_run_combine_rule_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(report__isnull=True) | (~Q(report_digest="") & Q(reported_at__isnull=False)),
+                name="calibration_report_has_digest_and_time",
+            ),
+        ]
         verbose_name = _("calibration run")
         verbose_name_plural = _("calibration runs")
 
@@ -129,9 +152,7 @@ class CalibrationJudgeRun(models.Model):
 class JudgeVerdict(models.Model):
     """A judge's verdict on one comparison in one order, with its raw output; scores are canonical (+ = A)."""
 
-    class Order(models.TextChoices):
-        AB = "AB", _("A first")
-        BA = "BA", _("B first")
+    Order = VerdictOrder
 
     calibration_run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="verdicts")
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="verdicts")
@@ -152,6 +173,10 @@ class JudgeVerdict(models.Model):
                 condition=Q(score__isnull=True) | (Q(score__gte=-5) & Q(score__lte=5)), name="verdict_score_in_range"
             ),
             models.CheckConstraint(condition=Q(parsed=False) | Q(score__isnull=False), name="parsed_verdict_has_score"),
+            models.CheckConstraint(
+                condition=Q(parsed=True) | Q(score__isnull=True), name="unparsed_verdict_has_no_score"
+            ),
+            models.CheckConstraint(condition=Q(order__in=VerdictOrder.values), name="judge_verdict_order_valid"),
         ]
         verbose_name = _("judge verdict")
         verbose_name_plural = _("judge verdicts")
@@ -173,6 +198,7 @@ class JudgeSelection(models.Model):
     class Meta:
         ordering = ["-selected_at"]
         get_latest_by = "selected_at"
+        constraints = [models.CheckConstraint(condition=~Q(report_digest=""), name="selection_names_a_report")]
         verbose_name = _("judge selection")
         verbose_name_plural = _("judge selections")
 

@@ -5,21 +5,15 @@ SHA-256 so that a selection can name exactly the report it was made on.
 """
 
 import hashlib
-import re
 
 import numpy as np
 
 from calibration import agreement as ag
 from calibration.models import CalibrationRun, CombineRule, Judge
-from items.content import canonical_json
+from core.canonical import canonical_json
+from labelling.text import response_length
 
 PRIMARY_LEVEL = "ordinal"
-
-
-def _length(text: str, language: str) -> int:
-    if language == "zh":
-        return len(re.sub(r"[\s\W_]", "", text))
-    return len(text.split())
 
 
 def combine_orders(rule: str, ab: float | None, ba: float | None) -> int | None:
@@ -165,8 +159,8 @@ def build_report(run: CalibrationRun) -> dict:
                 (ab if v.order == "AB" else ba)[i] = v.score
         verdicts[judge.name] = {"ab": ab, "ba": ba, "attempted": attempted}
     lengths = (
-        np.array([_length(c.response_a.text, c.language) for c in comparisons], dtype=float),
-        np.array([_length(c.response_b.text, c.language) for c in comparisons], dtype=float),
+        np.array([response_length(c.response_a.text, c.language) for c in comparisons], dtype=float),
+        np.array([response_length(c.response_b.text, c.language) for c in comparisons], dtype=float),
     )
     strata = [("overall", "overall", np.ones(len(comparisons), dtype=bool))]
     for code in sorted({c.dimension.code for c in comparisons}):

@@ -24,11 +24,13 @@ from calibration.models import (
 from items.models import Benchmark, Dimension
 from labelling.models import ComparisonSet
 from labelling.pairwise import anonymise
-from labelling.services import set_model_names
+from labelling.selectors import set_model_names
+from llm import collectors
 from llm import services as llm_services
 from llm.models import Endpoint, Run, RunItem
 
 VERDICT_PARSER = "calibration.verdict"
+CALIBRATION_PURPOSE = "calibration"
 
 
 @transaction.atomic
@@ -138,7 +140,7 @@ def judge_messages(*, prompt: JudgePrompt, content: dict, first: str, second: st
 
 
 def judging_prompts(*, comparisons: list, prompt_by_dimension: dict[int, JudgePrompt], names: list[str]) -> list[dict]:
-    """Return run prompts for every comparison in both orders (keys ``<comparison id>:AB`` and ``:BA``)."""
+    """Return run prompts for every comparison in both orders (reference ``{"comparison": id, "order": "AB"}``)."""
     result = []
     for c in comparisons:
         content = c.item.current_revision.content.get(c.language, {}) if c.item.current_revision else {}
@@ -147,7 +149,7 @@ def judging_prompts(*, comparisons: list, prompt_by_dimension: dict[int, JudgePr
         for order, first, second in (("AB", a, b), ("BA", b, a)):
             result.append(
                 {
-                    "key": f"{c.pk}:{order}",
+                    "ref": {"comparison": c.pk, "order": order},
                     "messages": judge_messages(prompt=prompt, content=content, first=first, second=second),
                 }
             )
@@ -207,7 +209,7 @@ def calibration_run_start(
             parser=VERDICT_PARSER,
             name=f"{name} · {judge.name}",
             user=user,
-            purpose="calibration",
+            purpose=CALIBRATION_PURPOSE,
             start=start,
         )
         CalibrationJudgeRun.objects.create(calibration_run=run, judge=judge, llm_run=llm_run)
@@ -215,50 +217,57 @@ def calibration_run_start(
 
 
 def calibration_run_status(*, run: CalibrationRun) -> str:
-    """Return 'running' while any judge's LLM run is active, else 'finished'."""
-    statuses = set(run.judge_runs.values_list("llm_run__status", flat=True))
-    return "running" if statuses & {Run.Status.QUEUED, Run.Status.RUNNING, Run.Status.PAUSED} else "finished"
+    """Return 'running' while a judge's LLM run works, 'collecting' until its verdicts are stored, else 'finished'."""
+    runs = list(run.judge_runs.values_list("llm_run__status", "llm_run__collected_at"))
+    if any(status not in Run.FINISHED for status, _collected in runs):
+        return "running"
+    return "collecting" if any(collected is None for _status, collected in runs) else "finished"
+
+
+@collectors.register(CALIBRATION_PURPOSE)
+def _collect(llm_run: Run) -> None:
+    calibration_verdicts_collect(llm_run=llm_run)
 
 
 @transaction.atomic
-def calibration_run_collect(*, run: CalibrationRun) -> dict:
-    """Store each judge's verdicts from its finished LLM run; unparseable or failed replies count as failures.
+def calibration_verdicts_collect(*, llm_run: Run) -> dict:
+    """Store one judge's verdicts from its finished LLM run; unparseable or failed replies count as failures.
 
-    Safe to repeat: verdicts already stored are kept; verdicts of runs still in progress are left for later.
+    Called by the calibration collector when the judge's run finishes; verdicts already stored are kept, so a
+    second call stores nothing. The calibration run is marked collected when every judge's run is.
     """
-    counts = {"parsed": 0, "failed": 0, "pending": 0}
-    existing = set(run.verdicts.values_list("judge_id", "comparison_id", "order"))
+    judge_run = CalibrationJudgeRun.objects.select_related("judge").get(llm_run=llm_run)
+    # Lock the calibration run: two judges' runs finishing at once must not both miss the other's verdicts.
+    run = CalibrationRun.objects.select_for_update().get(pk=judge_run.calibration_run_id)
+    counts = {"parsed": 0, "failed": 0}
+    existing = set(run.verdicts.filter(judge=judge_run.judge).values_list("comparison_id", "order"))
     new = []
-    for jr in run.judge_runs.select_related("llm_run", "judge"):
-        for item in RunItem.objects.filter(run=jr.llm_run).select_related("call"):
-            comparison_id, order = item.key.split(":")
-            key = (jr.judge_id, int(comparison_id), order)
-            if key in existing:
-                continue
-            if item.status == RunItem.Status.PENDING:
-                counts["pending"] += 1
-                continue
-            parsed = item.status == RunItem.Status.DONE and isinstance(item.result, dict)
-            score = None
-            if parsed:
-                verdict = prompts.Verdict(item.result["winner"], int(item.result["margin"]))
-                score = prompts.canonical_from_order(verdict, order)
-            new.append(
-                JudgeVerdict(
-                    calibration_run=run,
-                    judge=jr.judge,
-                    comparison_id=int(comparison_id),
-                    order=order,
-                    call=item.call,
-                    raw_output=item.call.response_text if item.call else "",
-                    parsed=parsed,
-                    score=score,
-                    error="" if parsed else (item.error or _("no parseable verdict")),
-                )
+    for item in RunItem.objects.filter(run=llm_run).select_related("call"):
+        comparison_id, order = item.ref["comparison"], item.ref["order"]
+        if (comparison_id, order) in existing or item.status == RunItem.Status.PENDING:
+            continue
+        parsed = item.status == RunItem.Status.DONE and isinstance(item.result, dict)
+        score = None
+        if parsed:
+            verdict = prompts.Verdict(item.result["winner"], int(item.result["margin"]))
+            score = prompts.canonical_from_order(verdict, order)
+        new.append(
+            JudgeVerdict(
+                calibration_run=run,
+                judge=judge_run.judge,
+                comparison_id=comparison_id,
+                order=order,
+                call=item.call,
+                raw_output=item.call.response_text if item.call else "",
+                parsed=parsed,
+                score=score,
+                error="" if parsed else (item.error or _("no parseable verdict")),
             )
-            counts["parsed" if parsed else "failed"] += 1
+        )
+        counts["parsed" if parsed else "failed"] += 1
     JudgeVerdict.objects.bulk_create(new)
-    if not counts["pending"]:
+    others = run.judge_runs.exclude(pk=judge_run.pk).filter(llm_run__collected_at__isnull=True)
+    if run.collected_at is None and not others.exists():
         run.collected_at = timezone.now()
         run.save(update_fields=["collected_at"])
     return counts
@@ -292,14 +301,12 @@ def primary_judge() -> JudgeSelection | None:
 
 @transaction.atomic
 def calibration_report_compute(*, run: CalibrationRun) -> dict:
-    """Collect outstanding verdicts, compute the report and store it with its checksum."""
+    """Compute the report from the stored verdicts and store it with its checksum (refused until all are stored)."""
     from calibration.report import build_report, report_digest
 
-    counts = calibration_run_collect(run=run)
-    if counts["pending"]:
-        raise ValidationError(
-            _("%(n)s judge replies are still pending; wait for the runs to finish.") % {"n": counts["pending"]}
-        )
+    CalibrationRun.objects.select_for_update().filter(pk=run.pk).first()  # one computation at a time
+    if calibration_run_status(run=run) != "finished":
+        raise ValidationError(_("The judges' runs are not finished and collected yet; wait for them to finish."))
     if not run.verdicts.exists():
         raise ValidationError(_("No judge verdicts yet."))
     report = build_report(run)

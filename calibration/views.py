@@ -53,7 +53,7 @@ class CalibrationRunForm(forms.Form):
         label=gettext_lazy("Candidate judges"), queryset=Judge.objects.all(), widget=forms.CheckboxSelectMultiple
     )
     combine_rule = forms.ChoiceField(label=gettext_lazy("Order combination"), choices=CombineRule.choices)
-    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0)
+    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0, min_value=0)
     bootstrap = forms.IntegerField(
         label=gettext_lazy("Bootstrap resamples"), initial=1000, min_value=0, max_value=20000
     )

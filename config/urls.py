@@ -9,6 +9,7 @@ from core import views as core_views
 from core.auth import LoginView, ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken, TokenThrottle
 from items import api as item_api
 from items.views import items as item_views
+from llm.api import router as llm_router
 from releases import api as release_api
 
 router = routers.DefaultRouter()
@@ -38,7 +39,7 @@ urlpatterns = [
     path("calibration/", include("calibration.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("admin/", admin.site.urls),
-    path("api/llm/", include("llm.api_urls")),
+    path("api/llm/", include(llm_router.urls)),
     path("api/", include(router.urls)),
     path("api/token/", ThrottledObtainAuthToken.as_view(throttle_classes=[TokenThrottle]), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

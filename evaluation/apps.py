@@ -5,3 +5,6 @@ from django.utils.translation import gettext_lazy as _
 class EvaluationConfig(AppConfig):
     name = "evaluation"
     verbose_name = _("Evaluation runs")
+
+    def ready(self) -> None:
+        from evaluation import services  # noqa: F401  (registers the evaluation collector)

@@ -5,22 +5,40 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from calibration.models import CombineRule, VerdictOrder
+from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
+from items.content import LANGUAGES
+from labelling.models import LANGUAGE_CHOICES
+
+
+class Protocol(models.TextChoices):
+    LETTER = "letter", _("letter choice with shuffled options (chat)")
+    LOGPROB = "logprob", _("mean per-token log-probability of each option (legacy completions)")
+
+
+class Pairing(models.TextChoices):
+    ROUND_ROBIN = "round_robin", _("full round-robin")
+    ADAPTIVE = "adaptive", _("adaptive (uncertainty and match quality)")
+
+
+class Phase(models.TextChoices):
+    DRAFT = "draft", _("not started")
+    RESPONSES = "responses", _("collecting responses")
+    JUDGING = "judging", _("judging open responses")
+    DONE = "done", _("done")
+    CANCELLED = "cancelled", _("cancelled")
+
+
+class LLMRunKind(models.TextChoices):
+    PROBE = "probe", _("log-probability probe")
+    RESPONSES = "responses", _("responses")
+    JUDGING = "judging", _("judging")
+
 
 class EvaluationRun(models.Model):
-    class Protocol(models.TextChoices):
-        LETTER = "letter", _("letter choice with shuffled options (chat)")
-        LOGPROB = "logprob", _("mean per-token log-probability of each option (legacy completions)")
-
-    class Pairing(models.TextChoices):
-        ROUND_ROBIN = "round_robin", _("full round-robin")
-        ADAPTIVE = "adaptive", _("adaptive (uncertainty and match quality)")
-
-    class Phase(models.TextChoices):
-        DRAFT = "draft", _("not started")
-        RESPONSES = "responses", _("collecting responses")
-        JUDGING = "judging", _("judging open responses")
-        DONE = "done", _("done")
-        CANCELLED = "cancelled", _("cancelled")
+    Protocol = Protocol
+    Pairing = Pairing
+    Phase = Phase
 
     name = models.CharField(_("name"), max_length=200, unique=True)
     release = models.ForeignKey("releases.Release", on_delete=models.PROTECT, related_name="evaluation_runs")
@@ -29,15 +47,23 @@ class EvaluationRun(models.Model):
         "calibration.Judge", null=True, blank=True, on_delete=models.PROTECT, related_name="evaluation_runs"
     )
     judge_override_reason = models.TextField(_("reason for running without the selected judge"), blank=True)
-    combine_rule = models.CharField(_("order combination"), max_length=12, default="facet_tie")
+    combine_rule = models.CharField(
+        _("order combination"), max_length=12, choices=CombineRule.choices, default=CombineRule.FACET_TIE
+    )
     protocol = models.CharField(
         _("objective protocol"), max_length=10, choices=Protocol.choices, default=Protocol.LETTER
     )
     pairing = models.CharField(_("pairing"), max_length=12, choices=Pairing.choices, default=Pairing.ROUND_ROBIN)
     adaptive_rounds = models.PositiveSmallIntegerField(_("adaptive rounds"), default=3)
     adaptive_pairs_per_round = models.PositiveIntegerField(_("adaptive pairs per round and stratum"), default=4)
-    margin_mapping = models.CharField(_("margin to update mapping"), max_length=10, default="linear")
-    seed = models.IntegerField(_("seed"), default=0)
+    margin_mapping = models.CharField(
+        _("margin to update mapping"),
+        max_length=10,
+        choices=[(name, name) for name in MARGIN_MAPPINGS],
+        default=DEFAULT_MARGIN_MAPPING,
+    )
+    # NumPy's generators, which ratings, pairing and the bootstrap draw from, take only non-negative seeds.
+    seed = models.PositiveIntegerField(_("seed"), default=0)
     phase = models.CharField(_("phase"), max_length=10, choices=Phase.choices, default=Phase.DRAFT)
     adaptive_round = models.PositiveSmallIntegerField(default=0)
     notes = models.JSONField(_("what is missing"), default=list, blank=True)
@@ -51,6 +77,20 @@ class EvaluationRun(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(protocol__in=Protocol.values), name="evaluation_protocol_valid"),
+            models.CheckConstraint(condition=Q(pairing__in=Pairing.values), name="evaluation_pairing_valid"),
+            models.CheckConstraint(condition=Q(phase__in=Phase.values), name="evaluation_phase_valid"),
+            models.CheckConstraint(
+                condition=Q(combine_rule__in=CombineRule.values), name="evaluation_combine_rule_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(margin_mapping__in=MARGIN_MAPPINGS), name="evaluation_margin_mapping_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(report__isnull=True) | ~Q(report_digest=""), name="evaluation_report_has_digest"
+            ),
+        ]
         permissions = [("run_evaluation", "Can start and inspect evaluation runs")]
         verbose_name = _("evaluation run")
         verbose_name_plural = _("evaluation runs")
@@ -79,10 +119,9 @@ class ModelUnderTest(models.Model):
 
 
 class EvaluationLLMRun(models.Model):
-    class Kind(models.TextChoices):
-        PROBE = "probe", _("log-probability probe")
-        RESPONSES = "responses", _("responses")
-        JUDGING = "judging", _("judging")
+    """An LLM run started for an evaluation: one model's responses, or a round of the judge's verdicts."""
+
+    Kind = LLMRunKind
 
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="llm_runs")
     kind = models.CharField(max_length=10, choices=Kind.choices)
@@ -90,6 +129,17 @@ class EvaluationLLMRun(models.Model):
     llm_run = models.ForeignKey("llm.Run", on_delete=models.PROTECT, related_name="+")
     round = models.PositiveSmallIntegerField(default=0)
     collected = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(kind__in=LLMRunKind.values), name="evaluation_llm_run_kind_valid"),
+            # A model's own run (its responses or probes) names the model; the judge's runs belong to no model.
+            models.CheckConstraint(
+                condition=(Q(kind=LLMRunKind.JUDGING) & Q(model__isnull=True))
+                | (~Q(kind=LLMRunKind.JUDGING) & Q(model__isnull=False)),
+                name="evaluation_llm_run_model_matches_kind",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.run} {self.kind} {self.llm_run_id}"
@@ -102,7 +152,7 @@ class Answer(models.Model):
     model = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="answers")
     item = models.ForeignKey("items.Item", on_delete=models.PROTECT, related_name="+")
     revision = models.ForeignKey("items.ItemRevision", on_delete=models.PROTECT, related_name="+")
-    language = models.CharField(max_length=2)
+    language = models.CharField(max_length=2, choices=LANGUAGE_CHOICES)
     turn = models.PositiveSmallIntegerField(default=0)
     option_order = models.JSONField(_("options shown, as original indices"))
     correct_index = models.SmallIntegerField(null=True)
@@ -115,7 +165,12 @@ class Answer(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "model", "item", "language", "turn"], name="one_answer_per_turn")
+            models.UniqueConstraint(fields=["run", "model", "item", "language", "turn"], name="one_answer_per_turn"),
+            models.CheckConstraint(condition=Q(language__in=LANGUAGES), name="answer_language_valid"),
+            models.CheckConstraint(
+                condition=Q(parsed=False) | Q(chosen_index__isnull=False), name="parsed_answer_has_a_choice"
+            ),
+            models.CheckConstraint(condition=Q(correct=False) | Q(parsed=True), name="correct_answer_is_parsed"),
         ]
 
     def __str__(self) -> str:
@@ -123,16 +178,25 @@ class Answer(models.Model):
 
 
 class OpenResponse(models.Model):
+    """A model under test's reply to an open prompt in a run; ``ok`` when it has text to judge.
+
+    Not ``labelling.ModelResponse``: see "Model responses: labelling and evaluation" in docs/development.md.
+    """
+
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="open_responses")
     model = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="open_responses")
     item = models.ForeignKey("items.Item", on_delete=models.PROTECT, related_name="+")
-    language = models.CharField(max_length=2)
+    language = models.CharField(max_length=2, choices=LANGUAGE_CHOICES)
     text = models.TextField(blank=True)
     ok = models.BooleanField(default=False)
     call = models.ForeignKey("llm.LLMCall", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "model", "item", "language"], name="one_open_response")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "model", "item", "language"], name="one_open_response"),
+            models.CheckConstraint(condition=Q(language__in=LANGUAGES), name="open_response_language_valid"),
+            models.CheckConstraint(condition=Q(ok=False) | ~Q(text=""), name="ok_open_response_has_text"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.model_id} {self.item_id} [{self.language}]"
@@ -141,12 +205,14 @@ class OpenResponse(models.Model):
 class PairVerdict(models.Model):
     """The judge on two open responses to one item, in one order; score canonical (+: model_a better)."""
 
+    Order = VerdictOrder
+
     run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="pair_verdicts")
     item = models.ForeignKey("items.Item", on_delete=models.PROTECT, related_name="+")
-    language = models.CharField(max_length=2)
+    language = models.CharField(max_length=2, choices=LANGUAGE_CHOICES)
     model_a = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="+")
     model_b = models.ForeignKey(ModelUnderTest, on_delete=models.CASCADE, related_name="+")
-    order = models.CharField(max_length=2)
+    order = models.CharField(max_length=2, choices=VerdictOrder.choices)
     round = models.PositiveSmallIntegerField(default=0)
     parsed = models.BooleanField(default=False)
     score = models.SmallIntegerField(null=True, blank=True)
@@ -159,6 +225,16 @@ class PairVerdict(models.Model):
                 fields=["run", "item", "language", "model_a", "model_b", "order"], name="one_pair_verdict_per_order"
             ),
             models.CheckConstraint(condition=~Q(model_a=models.F("model_b")), name="pair_of_two_models"),
+            models.CheckConstraint(condition=Q(language__in=LANGUAGES), name="pair_verdict_language_valid"),
+            models.CheckConstraint(condition=Q(order__in=VerdictOrder.values), name="pair_verdict_order_valid"),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | (Q(score__gte=-5) & Q(score__lte=5)),
+                name="pair_verdict_score_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(parsed=True, score__isnull=False) | Q(parsed=False, score__isnull=True),
+                name="pair_verdict_score_iff_parsed",
+            ),
         ]
 
     def __str__(self) -> str:

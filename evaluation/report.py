@@ -16,9 +16,9 @@ from collections import defaultdict
 import numpy as np
 
 from calibration.report import combine_orders
+from core.canonical import canonical_json
 from evaluation import ratings, stats, style
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
-from items.content import canonical_json
 
 
 def _objective(run: EvaluationRun, codes: list[str]) -> dict:

@@ -1,24 +1,22 @@
 """Style (template) metrics of model responses in English and Chinese: plain text in, numbers out, no ORM.
 
 Following FACET's template analysis, each response gets four metrics: formulaic openers counted in its first
-two sentences, formulaic closers counted in its last sentence, its length (words in English, characters in
-Chinese) and its list density (list lines / non-blank lines). The phrase lists are inputs, so experts can edit
-them; ``DEFAULT_OPENERS`` and ``DEFAULT_CLOSERS`` are starting points. docs/statistics.md defines every rule.
+two sentences, formulaic closers counted in its last sentence, its length (``labelling.text.response_length``:
+words in English, characters in Chinese; the same measure as the judge calibration's length bias) and its list
+density (list lines / non-blank lines). The phrase lists are inputs, so experts can edit them;
+``DEFAULT_OPENERS`` and ``DEFAULT_CLOSERS`` are starting points. docs/statistics.md defines every rule.
 """
 
 import functools
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
 from evaluation.stats import Correlation, _Serialisable, correlation
-
-Language = Literal["en", "zh"]
-LANGUAGES: tuple[Language, ...] = ("en", "zh")
+from items.content import LANGUAGES
+from labelling.text import LIST_LINE, Language, content_lines, normalise, response_length
 
 DEFAULT_OPENERS: dict[Language, tuple[str, ...]] = {
     "en": (
@@ -91,42 +89,11 @@ DEFAULT_CLOSERS: dict[Language, tuple[str, ...]] = {
     ),
 }
 
-_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "`": "'", "＇": "'"})
-_MARKUP = re.compile(r"(\*\*|__|\*|`+|^#{1,6}\s*)", re.MULTILINE)
-LIST_LINE = re.compile(
-    r"""^\s*(?:\*\*)?(?:
-        [-*+•●○◦▪▫■□‣⁃·–—](?=\s)         # bullet characters followed by a space
-      | \d{1,3}[.)．、](?!\d)             # 1.  1)  1、  (not 1.5)
-      | [(（]\d{1,3}[)）]                 # (1)
-      | [a-zA-Z][.)](?=\s)                # a.  b)
-      | [一二三四五六七八九十]{1,3}[、.．]   # 一、
-      | [(（][一二三四五六七八九十]{1,3}[)）] # （一）
-      | [①-⑳]
-    )""",
-    re.VERBOSE,
-)
 _EN_TERMINATOR = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s|$)")
 _ZH_TERMINATOR = re.compile(r"(?:[。！？!?…]+|\.(?=\s))[”’」』）)\"']*")
 _EN_ABBREVIATIONS = frozenset(
     {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "a.m", "p.m", "no", "fig"}
 )
-_EN_WORD = re.compile(r"[^\W_]+(?:['\-][^\W_]+)*")
-
-
-def normalise(text: str) -> str:
-    """Return text in NFKC form with straight apostrophes and single spaces (what matching works on)."""
-    return re.sub(r"[ \t\u3000]+", " ", unicodedata.normalize("NFKC", text).translate(_APOSTROPHES))
-
-
-def _content_lines(text: str) -> list[str]:
-    """Return the non-blank lines without list markers and Markdown emphasis."""
-    lines = []
-    for line in normalise(text).splitlines():
-        line = LIST_LINE.sub("", line, count=1)
-        line = _MARKUP.sub("", line).strip()
-        if line:
-            lines.append(line)
-    return lines
 
 
 def split_sentences(text: str, language: Language) -> list[str]:
@@ -140,7 +107,7 @@ def split_sentences(text: str, language: Language) -> list[str]:
     if language not in LANGUAGES:
         raise ValueError(f"language must be one of {', '.join(LANGUAGES)}")
     sentences = []
-    for line in _content_lines(text):
+    for line in content_lines(text):
         start = 0
         pattern = _EN_TERMINATOR if language == "en" else _ZH_TERMINATOR
         for match in pattern.finditer(line):
@@ -184,21 +151,6 @@ def count_phrases(text: str, phrases: Iterable[str], language: Language) -> int:
     """
     pattern = _phrases_pattern(tuple(phrases), language)
     return 0 if pattern is None else sum(1 for _ in pattern.finditer(normalise(text)))
-
-
-def response_length(text: str, language: Language) -> int:
-    """Return the length of a response: English words, or Chinese characters.
-
-    English: runs of letters or digits, joined by inner apostrophes or hyphens (``don't``, ``well-being``).
-    Chinese: every character whose Unicode category is a letter or a number (CJK ideographs, Latin letters,
-    digits), so whitespace, punctuation, symbols (emoji) and Markdown markup do not count.
-    """
-    if language not in LANGUAGES:
-        raise ValueError(f"language must be one of {', '.join(LANGUAGES)}")
-    plain = "\n".join(_content_lines(text))
-    if language == "en":
-        return len(_EN_WORD.findall(plain))
-    return sum(1 for char in plain if unicodedata.category(char)[0] in "LN")
 
 
 @dataclass(frozen=True)

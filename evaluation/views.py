@@ -14,6 +14,7 @@ from calibration.services import primary_judge
 from evaluation import selectors, services
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
 from evaluation.report import report_files
+from labelling.models import LANGUAGE_CHOICES
 from llm.models import Endpoint
 from releases.models import Release
 
@@ -30,13 +31,13 @@ class EvaluationRunForm(forms.Form):
     )
     languages = forms.MultipleChoiceField(
         label=gettext_lazy("Languages"),
-        choices=[("en", gettext_lazy("English")), ("zh", gettext_lazy("Chinese"))],
+        choices=LANGUAGE_CHOICES,
         initial=["en", "zh"],
         widget=forms.CheckboxSelectMultiple,
     )
     protocol = forms.ChoiceField(label=gettext_lazy("Objective protocol"), choices=EvaluationRun.Protocol.choices)
     pairing = forms.ChoiceField(label=gettext_lazy("Pairing"), choices=EvaluationRun.Pairing.choices)
-    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0)
+    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0, min_value=0)
     judge_override_reason = forms.CharField(
         label=gettext_lazy("Reason to run without the selected primary judge (only if none is selected)"),
         required=False,

@@ -5,3 +5,6 @@ from django.utils.translation import gettext_lazy as _
 class ItemsConfig(AppConfig):
     name = "items"
     verbose_name = _("Item bank")
+
+    def ready(self) -> None:
+        from items import drafting  # noqa: F401  (registers the drafting collector)

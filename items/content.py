@@ -13,10 +13,11 @@ are real states of work in progress: they are stored with the revision and shown
 """
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass
 
 from django.utils.translation import gettext as _
+
+from core.canonical import canonical_json
 
 LANGUAGES = ("en", "zh")
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
@@ -276,11 +277,6 @@ def _answer_issue(version: dict, lang: str, label: str) -> list[ParityIssue]:
 def _counts_message(what: str, counts: dict[str, int]) -> str:
     parts = ", ".join(f"{LANGUAGE_NAMES[lang]} {n}" for lang, n in counts.items())
     return f"The languages have different numbers of {what}: {parts}."
-
-
-def canonical_json(value: object) -> str:
-    """Serialise ``value`` deterministically (sorted keys, no whitespace, UTF-8 text kept)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def content_hash(content: dict, attributes: dict) -> str:

@@ -12,10 +12,12 @@ from django.utils.translation import gettext as _
 from items import services
 from items.content import LANGUAGES, check_parity, validate_content
 from items.models import Dimension, DraftingJob, EmotionCategory, Item, ItemTemplate, Scenario
+from llm import collectors
 from llm import services as llm_services
 from llm.models import Endpoint, Run, RunItem
 
 BATCH = 5
+DRAFTING_PURPOSE = "drafting"
 SHAPES = {
     "mcq": '{"context": "...", "question": "...", "options": ["...", "...", "...", "..."], "answer": 0}',
     "multi_turn_choice": '{"context": "...", "turns": [{"user": "...", "options": ["...", "..."], "answer": 0}]}',
@@ -120,7 +122,8 @@ def drafting_job_start(
         emotion = emotions[batch % len(emotions)].name_en if emotions else ""
         prompts.append(
             {
-                "key": f"batch-{batch}",
+                "key": f"batch-{batch + 1}",
+                "ref": {"batch": batch + 1},
                 "messages": drafting_messages(
                     template=template, n=n, languages=wanted, scenario=scenario, emotion=emotion
                 ),
@@ -132,7 +135,7 @@ def drafting_job_start(
         parser="json",
         name=f"Drafting · {template}",
         user=user,
-        purpose="drafting",
+        purpose=DRAFTING_PURPOSE,
         fresh=True,
         start=start,
     )
@@ -148,16 +151,23 @@ def _versions(candidate: object, languages: list[str]) -> dict | None:
     return {languages[0]: candidate} if len(languages) == 1 else None
 
 
+@collectors.register(DRAFTING_PURPOSE)
+def _collect(run: Run) -> None:
+    job = DraftingJob.objects.get(llm_run=run)
+    drafting_job_collect(job=job, user=job.created_by)
+
+
 @transaction.atomic
 def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = None) -> DraftingJob:
-    """Turn the replies of a finished job into draft items; report every malformed candidate instead."""
-    job = (
-        DraftingJob.objects.select_for_update(of=("self",))
-        .select_related("template__dimension", "llm_run")
-        .get(pk=job.pk)
-    )
+    """Turn the replies of a finished job into draft items; report every malformed candidate instead.
+
+    Called by the drafting collector when the job's LLM run finishes; a second call changes nothing.
+    """
+    job = DraftingJob.objects.select_for_update(of=("self",)).select_related("template__dimension").get(pk=job.pk)
     if job.collected:
         return job
+    # Read after taking the lock: a joined row is not re-read by PostgreSQL after a lock wait.
+    job.llm_run = Run.objects.get(pk=job.llm_run_id)
     if job.llm_run.status not in (Run.Status.DONE, Run.Status.FAILED, Run.Status.CANCELLED):
         raise ValidationError(_("The drafting run is still working."))
     template, dimension = job.template, job.template.dimension
@@ -168,17 +178,18 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
         failures.append({"where": "run", "reason": job.llm_run.error or job.llm_run.status})
     n = Item.objects.filter(uid__startswith=f"{dimension.code}-draft-{job.pk}-").count()
     for ri in RunItem.objects.filter(run=job.llm_run).select_related("call").order_by("position"):
+        where_batch = _("batch %(n)s") % {"n": ri.ref.get("batch", ri.position)}
         if ri.status != RunItem.Status.DONE or not isinstance(ri.result, dict):
             failures.append(
                 {
-                    "where": ri.key,
+                    "where": where_batch,
                     "reason": ri.error or _("no JSON in the reply"),
                     "raw": (ri.call.response_text if ri.call else "")[:2000],
                 }
             )
             continue
         for index, candidate in enumerate(ri.result.get("items") or []):
-            where = f"{ri.key}#{index + 1}"
+            where = f"{where_batch} #{index + 1}"
             content = _versions(candidate, wanted)
             problems = [] if content else [_("not an item object in the requested form")]
             if content:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from django.utils.translation import gettext as _
 
-from items.content import KINDS, canonical_json, validate_content
+from core.canonical import canonical_json
+from items.content import KINDS, validate_content
 
 FORMAT = "eistudio-item/1"
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "docs" / "item-schema.json"

@@ -5,3 +5,6 @@ from django.utils.translation import gettext_lazy as _
 class LabellingConfig(AppConfig):
     name = "labelling"
     verbose_name = _("Pairwise labelling")
+
+    def ready(self) -> None:
+        from labelling import services  # noqa: F401  (registers the responses collector)

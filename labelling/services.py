@@ -3,7 +3,6 @@
 import itertools
 import random
 from collections import Counter
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -17,9 +16,9 @@ from items.models import Benchmark, Dimension, Item
 from items.services import ImportFailed
 from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
 from labelling.pairwise import canonical_score
-
-if TYPE_CHECKING:
-    from llm.models import Endpoint, Run
+from llm import collectors
+from llm import services as llm_services
+from llm.models import Endpoint, Run, RunItem
 
 RESPONSE_FIELDS = {"item", "language", "model", "text"}
 
@@ -238,36 +237,6 @@ def label_submit(
     return label
 
 
-def label_queue(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> list[LabelAssignment]:
-    """Return the expert's assignments in queue order."""
-    return list(
-        LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert)
-        .select_related("comparison__item", "comparison__dimension", "comparison__response_a", "comparison__response_b")
-        .order_by("position", "id")
-    )
-
-
-def label_next(
-    *, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | None = None
-) -> LabelAssignment | None:
-    """Return the next unlabelled assignment of the expert."""
-    labelled = set(
-        ExpertLabel.objects.filter(
-            assignment__comparison__comparison_set=comparison_set, assignment__expert=expert
-        ).values_list("assignment_id", flat=True)
-    )
-    pending = [
-        a for a in label_queue(comparison_set=comparison_set, expert=expert) if a.pk not in labelled and a.pk != after
-    ]
-    return pending[0] if pending else None
-
-
-def label_progress(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> tuple[int, int]:
-    """Return (labelled, assigned) for the expert."""
-    assigned = LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert)
-    return ExpertLabel.objects.filter(assignment__in=assigned).count(), assigned.count()
-
-
 def assignment_mark_viewed(*, assignment: LabelAssignment) -> None:
     """Note when the expert first opened the comparison, to measure time spent."""
     if assignment.first_viewed_at is None:
@@ -275,29 +244,19 @@ def assignment_mark_viewed(*, assignment: LabelAssignment) -> None:
         assignment.refresh_from_db(fields=["first_viewed_at"])
 
 
-def set_model_names(*, comparison_set: ComparisonSet) -> list[str]:
-    """Return the names of every model whose responses appear in the set (to hide them from raters)."""
-    ids = set()
-    for a, b in comparison_set.comparisons.values_list("response_a_id", "response_b_id"):
-        ids.update((a, b))
-    return sorted(set(ModelResponse.objects.filter(pk__in=ids).values_list("model_name", flat=True)))
-
-
-RESPONSES_PURPOSE = "responses"
+RESPONSES_PURPOSE = "labelling.responses"
 
 
 @transaction.atomic
 def responses_generate(
     *,
     benchmark: Benchmark,
-    endpoint: "Endpoint",
+    endpoint: Endpoint,
     languages: tuple[str, ...] = ("en", "zh"),
     user: AbstractBaseUser | None,
     start: bool = True,
-) -> "Run":
+) -> Run:
     """Ask an endpoint to answer every open prompt of a benchmark, through a background LLM run."""
-    from llm import services as llm_services
-
     items = Item.objects.filter(benchmark=benchmark, kind=Item.Kind.OPEN_PROMPT).select_related("current_revision")
     prompts = []
     for item in items.order_by("uid"):
@@ -306,7 +265,13 @@ def responses_generate(
             version = content.get(lang)
             if version and version.get("prompt"):
                 text = (f"{version['context']}\n\n" if version.get("context") else "") + version["prompt"]
-                prompts.append({"key": f"{item.uid}:{lang}", "messages": [{"role": "user", "content": text}]})
+                prompts.append(
+                    {
+                        "key": f"{item.uid} · {lang}",
+                        "ref": {"item": item.pk, "language": lang},
+                        "messages": [{"role": "user", "content": text}],
+                    }
+                )
     if not prompts:
         raise ValidationError(_("This benchmark has no open prompts in the chosen languages."))
     return llm_services.run_create(
@@ -320,29 +285,35 @@ def responses_generate(
     )
 
 
-@transaction.atomic
-def responses_collect(*, run: "Run", user: AbstractBaseUser | None = None) -> dict:
-    """Store the replies of a finished response run as model responses (named by the endpoint's model)."""
-    from llm.models import Run as LLMRun
-    from llm.models import RunItem
+@collectors.register(RESPONSES_PURPOSE)
+def _collect(run: Run) -> None:
+    responses_collect(run=run, user=run.created_by)
 
+
+@transaction.atomic
+def responses_collect(*, run: Run, user: AbstractBaseUser | None = None) -> dict:
+    """Store the replies of a finished response run as model responses (named by the endpoint's model).
+
+    Called by the responses collector when the run finishes; responses already stored are not stored twice.
+    """
     run.refresh_from_db(fields=["status"])
-    if run.status not in (LLMRun.Status.DONE, LLMRun.Status.FAILED, LLMRun.Status.CANCELLED):
+    if run.status not in Run.FINISHED:
         raise ValidationError(_("The run is still working."))
     model = run.endpoint.model
-    existing = set(ModelResponse.objects.filter(model_name=model).values_list("item__uid", "language"))
-    items = {i.uid: i for i in Item.objects.filter(kind=Item.Kind.OPEN_PROMPT)}
+    existing = set(ModelResponse.objects.filter(model_name=model).values_list("item_id", "language"))
+    run_items = list(RunItem.objects.filter(run=run).select_related("call"))
+    items = Item.objects.filter(kind=Item.Kind.OPEN_PROMPT).in_bulk({ri.ref.get("item") for ri in run_items})
     new, missing = [], 0
-    for ri in RunItem.objects.filter(run=run).select_related("call"):
-        uid, lang = ri.key.rsplit(":", 1)
-        if (uid, lang) in existing or uid not in items:
+    for ri in run_items:
+        item_id, lang = ri.ref.get("item"), ri.ref.get("language")
+        if (item_id, lang) in existing or item_id not in items:
             continue
         if ri.status != RunItem.Status.DONE or not ri.call or not ri.call.response_text.strip():
             missing += 1
             continue
         new.append(
             ModelResponse(
-                item=items[uid],
+                item=items[item_id],
                 language=lang,
                 model_name=model,
                 text=ri.call.response_text,

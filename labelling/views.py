@@ -12,9 +12,12 @@ from django.utils.translation import gettext_lazy
 
 from items.models import Benchmark
 from items.services import ImportFailed
+from labelling import selectors
 from labelling import services as comparisons
 from labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
 from labelling.pairwise import anonymise, plus_string
+from llm.models import Endpoint, Run
+from screening.selectors import eligible_reviewers
 
 
 class ComparisonSetForm(forms.Form):
@@ -31,7 +34,6 @@ class ComparisonSetForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        from screening.services import eligible_reviewers
 
         self.eligible = {str(u.pk): u for u in eligible_reviewers()}
         self.fields["experts"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
@@ -41,7 +43,7 @@ class ComparisonSetForm(forms.Form):
 def set_list(request: HttpRequest) -> HttpResponse:
     sets = []
     for cs in ComparisonSet.objects.select_related("benchmark"):
-        done, total = comparisons.label_progress(comparison_set=cs, expert=request.user)
+        done, total = selectors.label_progress(comparison_set=cs, expert=request.user)
         sets.append((cs, cs.comparisons.count(), done, total))
     return render(request, "labelling/labelling_list.html", {"sets": sets})
 
@@ -83,15 +85,11 @@ class GenerateForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        from llm.models import Endpoint
-
         self.fields["endpoint"].queryset = Endpoint.objects.filter(is_active=True)
 
 
 @permission_required("labelling.manage_comparisons", raise_exception=True)
 def responses_import(request: HttpRequest) -> HttpResponse:
-    from llm.models import Run
-
     context: dict = {"generate_form": GenerateForm(request.POST if request.POST.get("form") == "generate" else None)}
     if request.method == "POST" and request.POST.get("form") == "generate":
         form = context["generate_form"]
@@ -108,15 +106,6 @@ def responses_import(request: HttpRequest) -> HttpResponse:
             else:
                 messages.success(request, _("Generating responses in the background (run %(id)s).") % {"id": run.pk})
                 return redirect("labelling:responses-import")
-    elif request.method == "POST" and request.POST.get("form") == "collect":
-        run = get_object_or_404(Run, pk=request.POST.get("run") or 0, purpose=comparisons.RESPONSES_PURPOSE)
-        try:
-            result = comparisons.responses_collect(run=run, user=request.user)
-        except ValidationError as exc:
-            context["errors"] = exc.messages
-        else:
-            messages.success(request, _("%(created)s responses stored, %(missing)s prompts without a reply.") % result)
-            return redirect("labelling:responses-import")
     elif request.method == "POST":
         upload = request.FILES.get("file")
         if upload is None:
@@ -134,7 +123,7 @@ def responses_import(request: HttpRequest) -> HttpResponse:
 @permission_required("screening.review_item", raise_exception=True)
 def label_next(request: HttpRequest, pk: int) -> HttpResponse:
     cs = get_object_or_404(ComparisonSet, pk=pk)
-    assignment = comparisons.label_next(comparison_set=cs, expert=request.user)
+    assignment = selectors.label_next(comparison_set=cs, expert=request.user)
     if assignment is None:
         messages.success(request, _("You have labelled every comparison assigned to you in this set."))
         return redirect("labelling:set-list")
@@ -179,7 +168,7 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         except ValidationError as exc:
             error = " ".join(exc.messages)
         else:
-            nxt = comparisons.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
+            nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
             if nxt is None:
                 messages.success(request, _("You have labelled every comparison assigned to you in this set."))
                 return redirect("labelling:set-list")
@@ -195,9 +184,9 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         if comparison.item.current_revision
         else {}
     )
-    done, total = comparisons.label_progress(comparison_set=cs, expert=request.user)
-    nxt = comparisons.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
-    model_names = comparisons.set_model_names(comparison_set=cs)
+    done, total = selectors.label_progress(comparison_set=cs, expert=request.user)
+    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
+    model_names = selectors.set_model_names(comparison_set=cs)
     existing = ExpertLabel.objects.filter(assignment=assignment_obj).first()
     return render(
         request,

@@ -2,7 +2,7 @@
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, routers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
@@ -167,3 +167,9 @@ class CallViewSet(viewsets.ReadOnlyModelViewSet):
     )
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().list(request, *args, **kwargs)
+
+
+router = routers.DefaultRouter()
+router.register("endpoints", EndpointViewSet, basename="llm-endpoint")
+router.register("runs", RunViewSet, basename="llm-run")
+router.register("calls", CallViewSet, basename="llm-call")

@@ -5,8 +5,9 @@ the cache key: the same endpoint, model, messages, parameters and seed give the 
 """
 
 import hashlib
-import json
 from decimal import ROUND_HALF_UP, Decimal
+
+from core.canonical import canonical_json
 
 CHAT = "chat"
 COMPLETIONS = "completions"
@@ -59,11 +60,6 @@ def build_request(
     else:
         raise RequestError(f"unknown API style {api_style!r}")
     return body
-
-
-def canonical_json(value: object) -> str:
-    """Serialise ``value`` the same way every time (sorted keys, no spaces, UTF-8 kept)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def request_hash(request: dict, *, fresh_nonce: str = "") -> str:

@@ -19,12 +19,15 @@ ENV_NAME_VALIDATOR = RegexValidator(
 MONEY = {"max_digits": 16, "decimal_places": 8}
 
 
+class ApiStyle(models.TextChoices):
+    CHAT = "chat", _("chat completions")
+    COMPLETIONS = "completions", _("legacy completions (echo and log-probabilities)")
+
+
 class Endpoint(models.Model):
     """An OpenAI-compatible model endpoint: where to send requests, with which defaults, at what price."""
 
-    class ApiStyle(models.TextChoices):
-        CHAT = "chat", _("chat completions")
-        COMPLETIONS = "completions", _("legacy completions (echo and log-probabilities)")
+    ApiStyle = ApiStyle
 
     class ReasoningEffort(models.TextChoices):
         MINIMAL = "minimal", _("minimal")
@@ -89,7 +92,7 @@ class Endpoint(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(api_style__in=["chat", "completions"]), name="endpoint_api_style_valid"),
+            models.CheckConstraint(condition=Q(api_style__in=ApiStyle.values), name="endpoint_api_style_valid"),
             models.CheckConstraint(
                 condition=Q(max_concurrency__gte=1) & Q(max_concurrency__lte=1024), name="endpoint_concurrency_range"
             ),
@@ -135,13 +138,16 @@ class Endpoint(models.Model):
         return params
 
 
+class CallStatus(models.TextChoices):
+    PENDING = "pending", _("pending")
+    SUCCEEDED = "succeeded", _("succeeded")
+    FAILED = "failed", _("failed")
+
+
 class LLMCall(models.Model):
     """One request to an endpoint and what came back: the audit trail and the cache (one row per request hash)."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", _("pending")
-        SUCCEEDED = "succeeded", _("succeeded")
-        FAILED = "failed", _("failed")
+    Status = CallStatus
 
     class ErrorKind(models.TextChoices):
         RATE_LIMITED = "rate_limited", _("rate limited (429)")
@@ -185,9 +191,7 @@ class LLMCall(models.Model):
         ordering = ["-id"]
         constraints = [
             models.UniqueConstraint(fields=["endpoint", "request_hash"], name="llmcall_one_row_per_request"),
-            models.CheckConstraint(
-                condition=Q(status__in=["pending", "succeeded", "failed"]), name="llmcall_status_valid"
-            ),
+            models.CheckConstraint(condition=Q(status__in=CallStatus.values), name="llmcall_status_valid"),
             models.CheckConstraint(condition=Q(cost__gte=0), name="llmcall_cost_not_negative"),
         ]
         indexes = [models.Index(fields=["endpoint", "status"])]
@@ -198,18 +202,33 @@ class LLMCall(models.Model):
         return f"{self.endpoint_id}:{self.request_hash[:12]}"
 
 
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", _("queued")
+    RUNNING = "running", _("running")
+    PAUSED = "paused", _("paused")
+    CANCELLED = "cancelled", _("cancelled")
+    FAILED = "failed", _("failed")
+    DONE = "done", _("done")
+
+
 class Run(models.Model):
     """A batch of prompts sent to one endpoint in the background, each reply parsed by a named parser."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", _("queued")
-        RUNNING = "running", _("running")
-        PAUSED = "paused", _("paused")
-        CANCELLED = "cancelled", _("cancelled")
-        FAILED = "failed", _("failed")
-        DONE = "done", _("done")
+    Status = RunStatus
 
+    # The state machine: every status change goes through ``llm.lifecycle``, which allows only these moves.
     ACTIVE = (Status.QUEUED, Status.RUNNING)
+    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+    TRANSITIONS: dict[str, tuple[str, ...]] = {
+        Status.QUEUED: (Status.RUNNING, Status.PAUSED, Status.CANCELLED, Status.FAILED, Status.DONE),
+        # Back to queued: a resume of a run whose workers all died.
+        Status.RUNNING: (Status.PAUSED, Status.CANCELLED, Status.FAILED, Status.DONE, Status.QUEUED),
+        # A paused run's last chunk in flight may still finish it.
+        Status.PAUSED: (Status.QUEUED, Status.CANCELLED, Status.DONE),
+        Status.FAILED: (Status.QUEUED, Status.CANCELLED),
+        Status.DONE: (),
+        Status.CANCELLED: (),
+    }
 
     name = models.CharField(_("name"), max_length=200)
     purpose = models.CharField(_("purpose"), max_length=50, blank=True, help_text=_("Which app or study started it."))
@@ -237,14 +256,15 @@ class Run(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    collected_at = models.DateTimeField(
+        _("collected at"), null=True, blank=True, help_text=_("When the app that started the run took its results.")
+    )
+    collect_error = models.TextField(_("collection error"), blank=True)
 
     class Meta:
         ordering = ["-id"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "paused", "cancelled", "failed", "done"]),
-                name="run_status_valid",
-            ),
+            models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="run_status_valid"),
             models.CheckConstraint(condition=Q(chunk_size__gte=1), name="run_chunk_size_positive"),
             models.CheckConstraint(
                 condition=Q(done__lte=F("planned") - F("failed")), name="run_done_and_failed_within_planned"
@@ -268,14 +288,30 @@ class Run(models.Model):
     def is_active(self) -> bool:
         return self.status in self.ACTIVE
 
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+    @classmethod
+    def sources_of(cls, target: str) -> list[str]:
+        """Return the statuses from which a run may move to ``target``."""
+        return [source for source, targets in cls.TRANSITIONS.items() if target in targets]
+
+    def can_become(self, target: str) -> bool:
+        """Return whether this run may move from its current status to ``target``."""
+        return target in self.TRANSITIONS[self.status]
+
+
+class ChunkStatus(models.TextChoices):
+    PENDING = "pending", _("pending")
+    LEASED = "leased", _("leased")
+    DONE = "done", _("done")
+
 
 class RunChunk(models.Model):
     """A slice of a run's items that one worker leases at a time; an expired lease lets another worker take over."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", _("pending")
-        LEASED = "leased", _("leased")
-        DONE = "done", _("done")
+    Status = ChunkStatus
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="chunks")
     number = models.PositiveIntegerField(_("number"))
@@ -290,7 +326,7 @@ class RunChunk(models.Model):
         ordering = ["run", "number"]
         constraints = [
             models.UniqueConstraint(fields=["run", "number"], name="runchunk_number_unique_per_run"),
-            models.CheckConstraint(condition=Q(status__in=["pending", "leased", "done"]), name="runchunk_status_valid"),
+            models.CheckConstraint(condition=Q(status__in=ChunkStatus.values), name="runchunk_status_valid"),
             models.CheckConstraint(
                 condition=~Q(status="leased") | (Q(lease_expires_at__isnull=False) & ~Q(lease_owner="")),
                 name="runchunk_lease_has_owner_and_expiry",
@@ -304,18 +340,27 @@ class RunChunk(models.Model):
         return f"{self.run_id}/{self.number}"
 
 
-class RunItem(models.Model):
-    """One prompt of a run, with a stable key chosen by the caller, its call and its parsed result."""
+class RunItemStatus(models.TextChoices):
+    PENDING = "pending", _("pending")
+    DONE = "done", _("done")
+    FAILED = "failed", _("failed")
 
-    class Status(models.TextChoices):
-        PENDING = "pending", _("pending")
-        DONE = "done", _("done")
-        FAILED = "failed", _("failed")
+
+class RunItem(models.Model):
+    """One prompt of a run, with a stable key, what it is for (``ref``), its call and its parsed result.
+
+    ``ref`` is the caller's structured reference (ids, language, turn, order...), read back by the app's collector;
+    ``key`` is only a unique label within the run (given by the user for uploaded prompts, else derived from ``ref``)
+    and is never parsed.
+    """
+
+    Status = RunItemStatus
 
     # Indexed through the composite indexes below, which start with these columns.
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items", db_index=False)
     chunk = models.ForeignKey(RunChunk, on_delete=models.CASCADE, related_name="items", db_index=False)
     key = models.CharField(_("key"), max_length=200)
+    ref = models.JSONField(_("reference"), default=dict, blank=True)
     position = models.PositiveIntegerField(_("position"))
     request = models.JSONField(_("request"))
     request_hash = models.CharField(_("request hash"), max_length=64)
@@ -332,7 +377,7 @@ class RunItem(models.Model):
         ordering = ["run", "position"]
         constraints = [
             models.UniqueConstraint(fields=["run", "key"], name="runitem_key_unique_per_run"),
-            models.CheckConstraint(condition=Q(status__in=["pending", "done", "failed"]), name="runitem_status_valid"),
+            models.CheckConstraint(condition=Q(status__in=RunItemStatus.values), name="runitem_status_valid"),
             models.CheckConstraint(condition=~Q(key=""), name="runitem_key_not_empty"),
         ]
         indexes = [

@@ -37,6 +37,7 @@ from django.utils import timezone
 from llm import parsers
 from llm.bulk import update_rows
 from llm.executor import CallOutcome, CallSpec, EndpointConfig, Executor
+from llm.lifecycle import run_transition
 from llm.models import LLMCall, Run, RunChunk, RunItem
 from llm.recording import (
     CALL_OUTCOME_FIELDS,
@@ -244,9 +245,7 @@ class RunWorker:
     def _finish_chunk(self, chunk_id: int, now: object) -> None:
         RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
         if not RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).exists():
-            Run.objects.filter(pk=self.run_id, status__in=[Run.Status.RUNNING, Run.Status.PAUSED]).update(
-                status=Run.Status.DONE, finished_at=now
-            )
+            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
 
     def flush(self, outcomes: list[CallOutcome]) -> FlushResult:
         """Store outcomes and renew leases in one transaction; report the run's status and any lost leases."""
@@ -316,9 +315,7 @@ class RunWorker:
                 done=F("done") + done, failed=F("failed") + failed, spent=F("spent") + spent, heartbeat_at=now
             )
             if broken:
-                Run.objects.filter(pk=self.run_id, status__in=Run.ACTIVE).update(
-                    status=Run.Status.FAILED, error=broken, finished_at=now
-                )
+                run_transition(run_id=self.run_id, to=Run.Status.FAILED, error=broken, finished_at=now)
             for chunk_id in finished_chunks:
                 if not self.leases[chunk_id].items_left_pending:
                     del self.leases[chunk_id]
@@ -350,9 +347,7 @@ class RunWorker:
         status = Run.objects.values_list("status", flat=True).get(pk=self.run_id)
         unfinished = RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).count()
         if unfinished == 0 and status == Run.Status.RUNNING:
-            Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).update(
-                status=Run.Status.DONE, finished_at=timezone.now()
-            )
+            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=timezone.now())
             status = Run.Status.DONE
         return status, unfinished
 
@@ -447,9 +442,7 @@ def run_work(*, run_id: int, owner: str | None = None) -> str:
     """
     owner = owner or worker_identity()
     now = timezone.now()
-    Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
-        status=Run.Status.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now
-    )
+    run_transition(run_id=run_id, to=Run.Status.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now)
     run = Run.objects.select_related("endpoint").get(pk=run_id)
     if run.status != Run.Status.RUNNING:
         return run.status
@@ -458,9 +451,7 @@ def run_work(*, run_id: int, owner: str | None = None) -> str:
         parsers.get(run.parser)
     except (MissingKey, KeyError) as exc:
         message = str(exc).strip('"')
-        Run.objects.filter(pk=run_id, status__in=Run.ACTIVE).update(
-            status=Run.Status.FAILED, error=message, finished_at=timezone.now()
-        )
+        run_transition(run_id=run_id, to=Run.Status.FAILED, error=message, finished_at=timezone.now())
         return Run.Status.FAILED
     worker = RunWorker(run, config, owner)
     interrupted = False
@@ -471,8 +462,11 @@ def run_work(*, run_id: int, owner: str | None = None) -> str:
         raise
     except Exception as exc:
         logger.exception("Run %s: worker %s stopped by an unexpected error", run_id, owner)
-        Run.objects.filter(pk=run_id, status__in=Run.ACTIVE).update(
-            status=Run.Status.FAILED, error=f"Internal error in worker {owner}: {type(exc).__name__}: {exc}"
+        run_transition(
+            run_id=run_id,
+            to=Run.Status.FAILED,
+            error=f"Internal error in worker {owner}: {type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
         )
         raise
     finally:

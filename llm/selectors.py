@@ -45,11 +45,11 @@ def run_items(*, run: Run, status: str = "") -> QuerySet[RunItem]:
 
 
 def run_results(*, run: Run) -> list[dict]:
-    """Return every item of a run as ``{key, status, cached, result, error, call_id}``, in prompt order."""
+    """Return every item of a run as ``{key, ref, status, cached, result, error, call_id, cost}``, in prompt order."""
     return list(
         RunItem.objects.filter(run=run)
         .order_by("position")
-        .values("key", "status", "cached", "result", "error", "call_id", "cost")
+        .values("key", "ref", "status", "cached", "result", "error", "call_id", "cost")
     )
 
 

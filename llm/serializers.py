@@ -63,6 +63,8 @@ class RunSerializer(serializers.ModelSerializer):
             "created_at",
             "started_at",
             "finished_at",
+            "collected_at",
+            "collect_error",
         ]
         read_only_fields = fields
 
@@ -110,7 +112,7 @@ class RunCreateSerializer(serializers.Serializer):
 class RunItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = RunItem
-        fields = ["key", "position", "status", "cached", "result", "error", "cost", "call", "finished_at"]
+        fields = ["key", "ref", "position", "status", "cached", "result", "error", "cost", "call", "finished_at"]
         read_only_fields = fields
 
 

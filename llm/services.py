@@ -1,6 +1,7 @@
 """Every write on endpoints, calls and runs: called by views, the API, commands and other apps alike."""
 
 import asyncio
+import hashlib
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -13,7 +14,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from llm import parsers, selectors
+from core.canonical import canonical_json
+from llm import lifecycle, parsers, selectors
 from llm.bulk import insert_rows
 from llm.calls import RequestError, build_request, request_hash, rough_request_cost
 from llm.executor import CallSpec, execute_all
@@ -234,6 +236,12 @@ def call_make(
 # --- runs -------------------------------------------------------------------------------------------------------
 
 
+def ref_key(ref: dict) -> str:
+    """Return the run-unique key of a prompt given by reference: its canonical JSON, or a digest when long."""
+    text = canonical_json(ref)
+    return text if len(text) <= 200 else "ref-" + hashlib.sha256(text.encode()).hexdigest()
+
+
 def _prompt_request(endpoint: Endpoint, prompt: dict, defaults: dict) -> dict:
     return build_request(
         api_style=endpoint.api_style,
@@ -261,9 +269,11 @@ def run_create(
 ) -> Run:
     """Plan a run: one item per prompt, grouped into chunks, queued for the workers unless ``start`` is False.
 
-    A prompt is ``{"key": "stable-id", "messages": [...]}`` (or ``"prompt": "text"``), with optional ``"params"``
-    overriding the endpoint's defaults and ``"hints"`` for the simulator (``{"answer": "B"}``). All or nothing:
-    one bad prompt refuses the whole run, naming the prompt at fault.
+    A prompt is ``{"ref": {...}, "messages": [...]}`` (or ``"prompt": "text"``), with optional ``"params"``
+    overriding the endpoint's defaults and ``"hints"`` for the simulator (``{"answer": "B"}``). ``ref`` is what
+    the prompt is for, as structured data the purpose's collector reads back (``llm.collectors``); prompts
+    uploaded by people carry a ``"key"`` instead (a unique label). All or nothing: one bad prompt refuses the
+    whole run, naming the prompt at fault.
     """
     try:
         parsers.get(parser)
@@ -295,9 +305,13 @@ def run_create(
         if not isinstance(prompt, dict):
             errors.append(_("Prompt %(n)s: not an object.") % {"n": position})
             continue
-        key = str(prompt.get("key", "")).strip()
+        ref = prompt.get("ref") or {}
+        if not isinstance(ref, dict):
+            errors.append(_("Prompt %(n)s: the reference must be an object.") % {"n": position})
+            continue
+        key = str(prompt.get("key") or (ref_key(ref) if ref else "")).strip()
         if not key or len(key) > 200:
-            errors.append(_("Prompt %(n)s: needs a key of 1 to 200 characters.") % {"n": position})
+            errors.append(_("Prompt %(n)s: needs a key of 1 to 200 characters (or a reference).") % {"n": position})
             continue
         if key in keys:
             errors.append(_("Prompt %(n)s: the key %(key)s is used twice.") % {"n": position, "key": key})
@@ -314,7 +328,7 @@ def run_create(
             continue
         digest = request_hash(request, fresh_nonce=f"run:{run.pk}:{key}" if fresh else "")
         groups.setdefault(digest, []).append(
-            {"key": key, "position": position, "request": request, "request_hash": digest, "hints": hints}
+            {"key": key, "ref": ref, "position": position, "request": request, "request_hash": digest, "hints": hints}
         )
         if len(errors) >= 20:
             break
@@ -364,11 +378,12 @@ def run_create(
         Decimal("0"),
     )
     open_chunks = sum(1 for chunk in chunks if chunk.status != RunChunk.Status.DONE)
+    run.save(update_fields=["planned", "done", "cached", "estimated_cost"])
     if not open_chunks:
-        run.status = Run.Status.DONE
+        # Every answer came from the cache: the run is done as it is created, and collected after commit.
         run.started_at = run.finished_at = now
-    run.save(update_fields=["planned", "done", "cached", "estimated_cost", "status", "started_at", "finished_at"])
-    if start and open_chunks:
+        run = lifecycle.run_transition_locked(run=run, to=Run.Status.DONE, fields=("started_at",))
+    elif start:
         _enqueue(run, n_chunks=open_chunks)
     return run
 
@@ -410,10 +425,7 @@ def run_pause(*, run: Run) -> Run:
             _("Only a queued or running run can be paused; this one is %(status)s.")
             % {"status": run.get_status_display()}
         )
-    run.status = Run.Status.PAUSED
-    run.full_clean()
-    run.save(update_fields=["status"])
-    return run
+    return lifecycle.run_transition_locked(run=run, to=Run.Status.PAUSED)
 
 
 @transaction.atomic
@@ -428,12 +440,12 @@ def run_resume(*, run: Run) -> Run:
         )
     if not run.chunks.exclude(status=RunChunk.Status.DONE).exists():
         raise ValidationError(_("Nothing is left to do in this run."))
-    run.status = Run.Status.QUEUED
     run.error = ""
     run.finished_at = None
     run.heartbeat_at = timezone.now()
-    run.full_clean()
-    run.save(update_fields=["status", "error", "finished_at", "heartbeat_at"])
+    run = lifecycle.run_transition_locked(
+        run=run, to=Run.Status.QUEUED, fields=("error", "finished_at", "heartbeat_at")
+    )
     _enqueue(run)
     return run
 
@@ -444,8 +456,26 @@ def run_cancel(*, run: Run) -> Run:
     run = _locked(run)
     if run.status in (Run.Status.DONE, Run.Status.CANCELLED):
         raise ValidationError(_("This run is already %(status)s.") % {"status": run.get_status_display()})
-    run.status = Run.Status.CANCELLED
     run.finished_at = timezone.now()
-    run.full_clean()
-    run.save(update_fields=["status", "finished_at"])
+    return lifecycle.run_transition_locked(run=run, to=Run.Status.CANCELLED)
+
+
+def run_collect_again(*, run: Run) -> Run:
+    """Collect a finished run whose collection failed (after fixing the cause); say why when there is nothing to do."""
+    run.refresh_from_db()
+    if run.status not in Run.FINISHED:
+        raise ValidationError(
+            _("Only a finished run can be collected; this one is %(status)s.") % {"status": run.get_status_display()}
+        )
+    if run.collected_at is not None:
+        raise ValidationError(_("This run's results were already collected."))
+    try:
+        lifecycle.run_collect(run_id=run.pk)
+    except ValidationError:
+        raise
+    except Exception as exc:
+        raise ValidationError(
+            _("Collecting failed again: %(error)s") % {"error": f"{type(exc).__name__}: {exc}"}
+        ) from exc
+    run.refresh_from_db()
     return run

@@ -18,7 +18,12 @@ from llm.forms import EndpointForm, RunCreateForm, RunFilterForm
 from llm.models import Endpoint, LLMCall, Run, RunItem
 
 PAGE_SIZE = 50
-RUN_ACTIONS = {"pause": services.run_pause, "resume": services.run_resume, "cancel": services.run_cancel}
+RUN_ACTIONS = {
+    "pause": services.run_pause,
+    "resume": services.run_resume,
+    "cancel": services.run_cancel,
+    "collect": services.run_collect_again,
+}
 
 
 def duration_text(seconds: int | None) -> str:
@@ -53,6 +58,7 @@ def _progress_context(request: HttpRequest, run: Run) -> dict:
         and (run.status in (Run.Status.PAUSED, Run.Status.FAILED) or progress["stalled"])
         and run.remaining > 0,
         "can_cancel": can_run and run.status not in (Run.Status.DONE, Run.Status.CANCELLED),
+        "can_collect": can_run and run.is_finished and run.collected_at is None and bool(run.collect_error),
         "polling": run.status in Run.ACTIVE,
     }
 
@@ -112,6 +118,7 @@ def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
             "pause": _("Pausing: requests in flight finish first."),
             "resume": _("Resumed: the run is queued for the workers."),
             "cancel": _("Cancelled."),
+            "collect": _("The results were collected."),
         }[action]
         messages.success(request, text)
     if request.htmx:
@@ -153,6 +160,7 @@ def run_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
             call = item.call
             record = {
                 "key": item.key,
+                "ref": item.ref,
                 "status": item.status,
                 "cached": item.cached,
                 "result": item.result,

@@ -15,7 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from items.content import LANGUAGES, canonical_json
+from core.canonical import canonical_json
+from items.content import LANGUAGES
 from items.interchange import FORMAT
 
 MANIFEST = "manifest.json"

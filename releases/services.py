@@ -14,8 +14,8 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.canonical import canonical_json
 from items import selectors
-from items.content import canonical_json
 from items.interchange import FORMAT
 from items.models import Benchmark, Item, ItemRevision
 from releases.checks import Check, EntryFacts, release_checklist

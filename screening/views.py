@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from items.models import Benchmark, Item
 from items.selectors import item_languages
+from screening import selectors
 from screening import services as screening
 from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
 
@@ -46,7 +47,7 @@ class RoundOpenForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.eligible = {str(u.pk): u for u in screening.eligible_reviewers()}
+        self.eligible = {str(u.pk): u for u in selectors.eligible_reviewers()}
         self.fields["reviewers"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
         self.fields["criteria"].initial = list(Criterion.objects.filter(dimension=None))
 
@@ -56,7 +57,7 @@ def round_list(request: HttpRequest) -> HttpResponse:
     rounds = ScreeningRound.objects.select_related("benchmark").order_by("status", "-opened_at")
     mine = []
     for r in rounds:
-        done, total = screening.reviewer_progress(round=r, reviewer=request.user)
+        done, total = selectors.reviewer_progress(round=r, reviewer=request.user)
         mine.append((r, done, total))
     return render(request, "screening/round_list.html", {"rounds": mine})
 
@@ -91,11 +92,11 @@ def round_open(request: HttpRequest) -> HttpResponse:
 @permission_required("screening.review_item", raise_exception=True)
 def round_detail(request: HttpRequest, pk: int) -> HttpResponse:
     round = get_object_or_404(ScreeningRound.objects.select_related("benchmark", "opened_by", "closed_by"), pk=pk)
-    done, total = screening.reviewer_progress(round=round, reviewer=request.user)
+    done, total = selectors.reviewer_progress(round=round, reviewer=request.user)
     can_manage = request.user.has_perm("screening.manage_round")
     # Blind review: outcomes and statistics appear once the round is closed.
     show_results = not round.is_open
-    stats = screening.round_statistics(round=round) if (show_results or can_manage) else None
+    stats = selectors.round_statistics(round=round) if (show_results or can_manage) else None
     round_items = (
         round.round_items.select_related("item", "item__dimension").order_by("item__uid") if show_results else []
     )
@@ -118,7 +119,7 @@ def round_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @permission_required("screening.review_item", raise_exception=True)
 def review_next(request: HttpRequest, pk: int) -> HttpResponse:
     round = get_object_or_404(ScreeningRound, pk=pk)
-    assignment = screening.next_assignment(round=round, reviewer=request.user)
+    assignment = selectors.next_assignment(round=round, reviewer=request.user)
     if assignment is None:
         messages.success(request, _("Your queue for this round is done. Thank you!"))
         return redirect("screening:round-detail", pk=round.pk)
@@ -170,7 +171,7 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
                     comment=request.POST.get("comment", ""),
                 )
         else:
-            nxt = screening.next_assignment(round=round, reviewer=request.user, after=assignment_obj.pk)
+            nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment_obj.pk)
             if nxt is None:
                 messages.success(request, _("Your queue for this round is done. Thank you!"))
                 return redirect("screening:round-detail", pk=round.pk)
@@ -180,8 +181,8 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     values = dict(existing.scores) if existing else {}
     if request.method == "POST":
         values.update({k: v for k, v in _posted_scores(request).items() if v})
-    done, total = screening.reviewer_progress(round=round, reviewer=request.user)
-    nxt = screening.next_assignment(round=round, reviewer=request.user, after=assignment_obj.pk)
+    done, total = selectors.reviewer_progress(round=round, reviewer=request.user)
+    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment_obj.pk)
     return render(
         request,
         "screening/review.html",

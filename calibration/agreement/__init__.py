@@ -20,7 +20,8 @@ The package re-exports its public names from the modules that hold them:
 - ``alpha``: Krippendorff's alpha; ``kappa``: Cohen's and Fleiss' kappa;
 - ``correlation``: percent agreement and Spearman's rho;
 - ``bias``: position bias and length bias of a judge;
-- ``verdicts``: canonical orientation, combination of both orders, the experts' majority and median;
+- ``verdicts``: combination of both orders, the experts' majority and median (the orientation of a verdict on
+  the order shown is ``labelling.pairwise.canonical_score``);
 - ``report``: the full agreement report of a table and the paired difference between two judges.
 """
 
@@ -52,7 +53,7 @@ from calibration.agreement.correlation import percent_agreement, spearman
 from calibration.agreement.kappa import cohen_kappa, fleiss_kappa, fleiss_kappa_from_counts, kappa_from_confusion
 from calibration.agreement.report import agreement_report, judge_difference
 from calibration.agreement.tables import ratings_to_counts
-from calibration.agreement.verdicts import canonical_score, combine_facet, combine_summed, majority_winner, median_score
+from calibration.agreement.verdicts import combine_facet, combine_summed, majority_winner, median_score
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -77,7 +78,6 @@ __all__ = [
     "UndefinedStatistic",
     "agreement_report",
     "alpha_with_judge",
-    "canonical_score",
     "cohen_kappa",
     "combine_facet",
     "combine_summed",

@@ -1,4 +1,8 @@
-"""Turn verdicts into scores: canonical orientation, the combination of both orders and the experts' consensus."""
+"""Turn verdicts into scores: the combination of both orders and the experts' consensus.
+
+Scores come in canonical orientation already (+: A wins); ``labelling.pairwise.canonical_score`` is the one place
+that maps a verdict on the order shown back to it.
+"""
 
 from typing import Literal
 
@@ -7,27 +11,7 @@ import numpy as np
 from calibration.agreement.core import SCALE_MAX, ArrayLike, FloatArray
 from calibration.agreement.tables import _table
 
-# --- verdict orientation and order combination ----------------------------------------------------------
-
-
-def canonical_score(*, first_shown: Literal["A", "B"], winner: Literal["first", "second", "tie"], margin: int) -> int:
-    """Return the signed score in canonical orientation (+: A wins) of a verdict given about the order shown.
-
-    ``winner`` names the position the judge or expert preferred, ``margin`` the number of plus signs (1..5;
-    0 for a tie).
-    """
-    if first_shown not in ("A", "B"):
-        raise ValueError(f"first_shown must be 'A' or 'B'; got {first_shown!r}")
-    if winner == "tie":
-        if margin != 0:
-            raise ValueError(f"a tie has margin 0; got {margin}")
-        return 0
-    if winner not in ("first", "second"):
-        raise ValueError(f"winner must be 'first', 'second' or 'tie'; got {winner!r}")
-    if not (isinstance(margin, int) and 1 <= margin <= SCALE_MAX):
-        raise ValueError(f"a margin is a whole number from 1 to {SCALE_MAX}; got {margin!r}")
-    a_wins = (winner == "first") == (first_shown == "A")
-    return margin if a_wins else -margin
+# --- order combination ----------------------------------------------------------------------------------
 
 
 def _order_scores(score_ab: float | None, score_ba: float | None) -> tuple[int, int] | None:

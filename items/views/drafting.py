@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy
 
 from items import drafting
 from items.models import Dimension, DraftingJob, EmotionCategory, Item, ItemTemplate, Scenario
-from llm.models import Endpoint, Run
+from llm.models import Endpoint
 
 
 class TemplateForm(forms.Form):
@@ -93,18 +93,10 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 @permission_required("items.add_item", raise_exception=True)
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """Show a job; its candidates appear once the drafting collector has taken the finished run's replies."""
     job = get_object_or_404(DraftingJob.objects.select_related("template__dimension", "llm_run", "endpoint"), pk=pk)
-    finished = job.llm_run is not None and job.llm_run.status in (
-        Run.Status.DONE,
-        Run.Status.FAILED,
-        Run.Status.CANCELLED,
-    )
-    if finished and not job.collected:
-        try:
-            job = drafting.drafting_job_collect(job=job, user=request.user)
-        except ValidationError as exc:
-            messages.error(request, " ".join(exc.messages))
-    context = {"job": job, "finished": finished}
+    waiting = not job.collected and not (job.llm_run and job.llm_run.collect_error)
+    context = {"job": job, "waiting": waiting}
     if request.htmx:
         return render(request, "items/drafting_job.html#status", context)
     return render(request, "items/drafting_job.html", context)

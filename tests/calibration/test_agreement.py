@@ -19,7 +19,6 @@ from calibration.agreement import (
     UndefinedStatistic,
     agreement_report,
     alpha_with_judge,
-    canonical_score,
     cohen_kappa,
     combine_facet,
     combine_summed,
@@ -245,30 +244,6 @@ def test_length_bias_counts_only_pairs_whose_lengths_differ_by_more_than_30_perc
     assert estimate.value == pytest.approx(2 / 3)
     assert estimate.n_units == 3
     assert estimate.p_value == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize(
-    ("first_shown", "winner", "margin", "expected"),
-    [
-        ("A", "first", 3, 3),
-        ("A", "second", 2, -2),
-        ("B", "first", 5, -5),
-        ("B", "second", 1, 1),
-        ("A", "tie", 0, 0),
-        ("B", "tie", 0, 0),
-    ],
-)
-def test_canonical_score_maps_the_shown_order_back_to_a_and_b(first_shown, winner, margin, expected):
-    assert canonical_score(first_shown=first_shown, winner=winner, margin=margin) == expected
-
-
-@pytest.mark.parametrize(
-    ("first_shown", "winner", "margin"),
-    [("A", "first", 0), ("A", "first", 6), ("B", "second", -1), ("A", "tie", 2), ("C", "first", 1), ("A", "x", 1)],
-)
-def test_canonical_score_rejects_verdicts_off_the_scale(first_shown, winner, margin):
-    with pytest.raises(ValueError):
-        canonical_score(first_shown=first_shown, winner=winner, margin=margin)
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,11 @@ def test_calibration_ranks_simulated_judges_and_records_the_selection(
     for judge_run in run.judge_runs.all():
         runner.run_work(run_id=judge_run.llm_run_id)
     n = Comparison.objects.filter(comparison_set=labelled_set).count()
-    assert services.calibration_run_collect(run=run) == {"parsed": 6 * n, "failed": 0, "pending": 0}
+    # Each judge's verdicts were stored by the calibration collector as its run finished, exactly once.
+    assert run.verdicts.filter(parsed=True).count() == 6 * n and not run.verdicts.filter(parsed=False).exists()
+    assert services.calibration_run_status(run=run) == "finished"
+    first = run.judge_runs.first()
+    assert services.calibration_verdicts_collect(llm_run=first.llm_run) == {"parsed": 0, "failed": 0}
     assert JudgeVerdict.objects.filter(calibration_run=run).count() == 6 * n
     # The judge saw anonymised responses: no model name reached any prompt.
     for verdict in JudgeVerdict.objects.filter(calibration_run=run).select_related("call")[:10]:

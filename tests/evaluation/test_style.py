@@ -6,6 +6,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from evaluation import style
+from labelling.text import response_length
 
 ENGLISH = """I understand how you feel. That sounds really hard! Mr. Smith said e.g. this helps.
 
@@ -85,11 +86,9 @@ def test_custom_phrase_lists_replace_the_defaults():
     assert (result.openers, result.closers) == (1, 1)
 
 
-def test_length_counts_english_words_and_chinese_characters_without_punctuation_or_symbols():
-    assert style.response_length("Don't worry—it's about well-being, really.", "en") == 6
-    assert style.response_length("**Bold** text\n- and a list item", "en") == 6
-    assert style.response_length("你好，世界！AI 2024 😊", "zh") == 10
-    assert style.response_length("  \n ", "zh") == 0
+def test_style_length_is_the_response_length_shared_with_calibration():
+    text = "**Bold** text\n- and a list item"
+    assert style.response_style(text, "en").length == response_length(text, "en") == 6
 
 
 def test_list_density_is_list_lines_over_non_blank_lines():

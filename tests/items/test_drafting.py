@@ -93,7 +93,10 @@ def test_responses_are_generated_from_an_endpoint_and_collected_once(transaction
     with pytest.raises(ValidationError, match="still working"):
         comparisons.responses_collect(run=run)
     runner.run_work(run_id=run.pk)
-    assert comparisons.responses_collect(run=run, user=lead) == {"created": 2, "missing": 0}
+    # The responses collector stored both replies when the run finished; collecting again stores nothing.
+    run.refresh_from_db()
+    assert run.collected_at is not None and not run.collect_error
+    assert ModelResponse.objects.filter(item__uid="open-gen").count() == 2
     assert comparisons.responses_collect(run=run, user=lead) == {"created": 0, "missing": 0}
     response = ModelResponse.objects.get(item__uid="open-gen", language="zh")
     assert (response.model_name, response.source) == ("sim-style-concise", "generated")

@@ -4,6 +4,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from items.models import Benchmark, Item
+from screening import selectors
 from screening import services as screening
 from screening.models import Criterion, Review, ReviewAssignment, RoundItem
 from tests.factories import make_item, mcq_content
@@ -188,7 +189,7 @@ def test_statistics_report_alpha_decisions_and_throughput(candidates, lead, revi
         ri = RoundItem.objects.get(round=round, item__uid=uid)
         for assignment, decision in zip(ri.assignments.order_by("reviewer__username"), decisions, strict=True):
             submit(round, uid, assignment.reviewer, decision)
-    stats = screening.round_statistics(round=round)
+    stats = selectors.round_statistics(round=round)
     assert stats.decisions == {"accept": 3, "reject": 3, "revise": 2}
     # Krippendorff's alpha (nominal) for units {a,a},{x,x},{a,x},{v,v}: 1 - D_o/D_e with
     # D_o = 2/8 and D_e = (3*3 + 3*2 + 3*2)*2 / (8*7) = 42/56, so alpha = 1 - (2/8)/(42/56) = 2/3.

@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation import services
@@ -24,7 +25,10 @@ class Command(BaseCommand):
             raise CommandError(f"no evaluation run {key!r}")
         if options["recompute"] or not run.report:
             before = run.report_digest
-            services.evaluation_report_compute(run=run)
+            try:
+                services.evaluation_report_compute(run=run)
+            except ValidationError as exc:
+                raise CommandError(" ".join(exc.messages)) from exc
             if before and before != run.report_digest:
                 self.stderr.write(f"warning: the recomputed report differs from the stored one ({before})")
         out: Path = options["out"]

@@ -5,11 +5,16 @@ from django.utils.translation import gettext as _
 from llm import services
 from llm.management.commands._progress import run_by_id
 
-ACTIONS = {"pause": services.run_pause, "resume": services.run_resume, "cancel": services.run_cancel}
+ACTIONS = {
+    "pause": services.run_pause,
+    "resume": services.run_resume,
+    "cancel": services.run_cancel,
+    "collect": services.run_collect_again,
+}
 
 
 class Command(BaseCommand):
-    help = "Pause, resume or cancel an LLM run."
+    help = "Pause, resume or cancel an LLM run, or collect a finished run whose collection failed."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run_id", type=int)

@@ -1,0 +1,130 @@
+"""Pairwise judging in an evaluation run: which pairs to judge (round-robin or adaptive) and the judge's LLM runs."""
+
+import itertools
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils.translation import gettext as _
+
+from calibration.services import judge_messages
+from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
+from evaluation.services.common import EVALUATION_PURPOSE, release_entries
+from labelling.pairwise import anonymise
+from llm import services as llm_services
+
+
+def _judge_prompt_map(run: EvaluationRun) -> dict:
+    return {p.dimension_id: p for p in run.judge.prompt_set.prompts.select_related("dimension")}
+
+
+def _pairs(models: list[ModelUnderTest]) -> list[tuple[ModelUnderTest, ModelUnderTest]]:
+    return list(itertools.combinations(sorted(models, key=lambda m: m.code), 2))
+
+
+def start_judging(run: EvaluationRun, pairs_by_stratum: dict, user: AbstractBaseUser | None, start: bool) -> bool:
+    """Queue the judge on the given pairs (both orders); return False when there is nothing to judge."""
+    prompt_map = _judge_prompt_map(run)
+    responses = {
+        (r.item_id, r.language, r.model_id): r
+        for r in OpenResponse.objects.filter(run=run, ok=True).select_related("item__current_revision")
+    }
+    names = [m.endpoint.model for m in run.models.select_related("endpoint")] + [m.label for m in run.models.all()]
+    entries = {e.item_id: e for e in release_entries(run)}
+    batch, missing = [], set()
+    for (item_id, lang), pairs in pairs_by_stratum.items():
+        entry = entries[item_id]
+        prompt = prompt_map.get(entry.item.dimension_id)
+        if prompt is None:
+            missing.add(entry.item.dimension.code)
+            continue
+        content = entry.revision.content.get(lang, {})
+        for a, b in pairs:
+            ra, rb = responses.get((item_id, lang, a.pk)), responses.get((item_id, lang, b.pk))
+            if ra is None or rb is None:
+                continue
+            ta, tb = anonymise(ra.text, names), anonymise(rb.text, names)
+            for order, first, second in (("AB", ta, tb), ("BA", tb, ta)):
+                batch.append(
+                    {
+                        "ref": {
+                            "kind": "pair",
+                            "item": item_id,
+                            "language": lang,
+                            "model_a": a.pk,
+                            "model_b": b.pk,
+                            "order": order,
+                        },
+                        "messages": judge_messages(prompt=prompt, content=content, first=first, second=second),
+                    }
+                )
+    if missing:
+        run.notes = [
+            *run.notes,
+            _("No judge prompt for: %(dims)s; those items were not judged.") % {"dims": ", ".join(sorted(missing))},
+        ]
+        run.save(update_fields=["notes"])
+    if not batch:
+        return False
+    run.adaptive_round += 1
+    run.save(update_fields=["adaptive_round"])
+    llm_run = llm_services.run_create(
+        endpoint=run.judge.endpoint,
+        prompts=batch,
+        parser="calibration.verdict",
+        name=f"{run.name} · judging {run.adaptive_round}",
+        user=user,
+        purpose=EVALUATION_PURPOSE,
+        start=start,
+    )
+    EvaluationLLMRun.objects.create(
+        run=run, kind=EvaluationLLMRun.Kind.JUDGING, llm_run=llm_run, round=run.adaptive_round
+    )
+    return True
+
+
+def round_robin(run: EvaluationRun) -> dict:
+    models = list(run.models.all())
+    strata = {}
+    for entry in release_entries(run):
+        if entry.item.kind != "open_prompt":
+            continue
+        for lang in run.languages:
+            if entry.revision.content.get(lang):
+                strata[(entry.item_id, lang)] = _pairs(models)
+    return strata
+
+
+def adaptive_next(run: EvaluationRun) -> dict:
+    """Choose the next pairs per item and language by rating uncertainty and match quality (TrueSkill)."""
+    from evaluation import ratings
+
+    models = {m.code: m for m in run.models.all()}
+    judged = list(PairVerdict.objects.filter(run=run, parsed=True).select_related("model_a", "model_b", "item"))
+    strata = {}
+    for entry in release_entries(run):
+        if entry.item.kind != "open_prompt":
+            continue
+        for lang in run.languages:
+            if not entry.revision.content.get(lang):
+                continue
+            same_dimension = [
+                (v.model_a.code, v.model_b.code, v.score)
+                for v in judged
+                if v.item.dimension_id == entry.item.dimension_id and v.language == lang
+            ]
+            current = ratings.rate_verdicts(same_dimension, models=sorted(models), seed=run.seed, n_passes=3)
+            done = {
+                (v.model_a.code, v.model_b.code) for v in judged if v.item_id == entry.item_id and v.language == lang
+            }
+            choices = ratings.pairs_adaptive(
+                {r.model: (r.mu, r.sigma) for r in current.ratings},
+                n_pairs=run.adaptive_pairs_per_round,
+                seed=run.seed + run.adaptive_round,
+                exclude=done,
+            )
+            pairs = []
+            for choice in choices:
+                a, b = sorted((choice.model_a, choice.model_b))
+                pairs.append((models[a], models[b]))
+            if pairs:
+                strata[(entry.item_id, lang)] = pairs
+    return strata

@@ -1,0 +1,323 @@
+"""Evaluation runs: create, estimate, start, advance through the phases, compute the report, cancel."""
+
+from decimal import Decimal
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from calibration.models import CombineRule, Judge
+from calibration.services import primary_judge
+from evaluation import prompts
+from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse
+from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
+from evaluation.services.common import EVALUATION_PURPOSE, release_entries
+from evaluation.services.judging import adaptive_next, round_robin, start_judging
+from llm import services as llm_services
+from llm.calls import build_request, rough_request_cost
+from llm.models import Endpoint, Run
+from releases.models import Release
+
+
+@transaction.atomic
+def evaluation_run_create(
+    *,
+    name: str,
+    release: Release,
+    endpoints: list[Endpoint],
+    languages: list[str],
+    user: AbstractBaseUser | None,
+    judge: Judge | None = None,
+    judge_override_reason: str = "",
+    protocol: str = EvaluationRun.Protocol.LETTER,
+    pairing: str = EvaluationRun.Pairing.ROUND_ROBIN,
+    combine_rule: str | None = None,
+    margin_mapping: str = DEFAULT_MARGIN_MAPPING,
+    seed: int = 0,
+    labels: list[str] | None = None,
+) -> EvaluationRun:
+    """Plan a run on a frozen release; the judge defaults to the selected primary judge.
+
+    Running with another judge, or with none (objective items only), needs a recorded reason.
+    """
+    errors = []
+    if not release.is_frozen:
+        errors.append(
+            _("Release %(version)s is a draft; evaluation runs only on frozen releases.") % {"version": release.version}
+        )
+    if EvaluationRun.objects.filter(name=name).exists():
+        errors.append(_("An evaluation run named %(name)s already exists.") % {"name": name})
+    endpoints = list(dict.fromkeys(endpoints))
+    if not endpoints:
+        errors.append(_("Choose at least one model under test."))
+    languages = [lang for lang in ("en", "zh") if lang in languages]
+    if not languages:
+        errors.append(_("Choose at least one language."))
+    selection = primary_judge()
+    if judge is None and selection is not None and not judge_override_reason.strip():
+        judge = selection.judge
+    if selection is None and not judge_override_reason.strip():
+        errors.append(_("No primary judge is selected; select one in calibration or record why you run without it."))
+    elif selection is not None and judge is not None and judge != selection.judge and not judge_override_reason.strip():
+        errors.append(_("%(judge)s is not the selected primary judge; record why you use it.") % {"judge": judge})
+    if combine_rule is None:
+        combine_rule = selection.calibration_run.combine_rule if selection else CombineRule.FACET_TIE
+    if combine_rule not in CombineRule.values:
+        errors.append(_("Unknown order-combination rule."))
+    if margin_mapping not in MARGIN_MAPPINGS:
+        errors.append(_("Unknown margin mapping; choose linear, sqrt, log or fixed."))
+    if protocol == EvaluationRun.Protocol.LOGPROB:
+        wrong = [e.name for e in endpoints if e.api_style != Endpoint.ApiStyle.COMPLETIONS]
+        if wrong:
+            errors.append(
+                _("The log-probability protocol needs legacy completions endpoints; not: %(names)s.")
+                % {"names": ", ".join(wrong)}
+            )
+    if errors:
+        raise ValidationError(errors)
+    run = EvaluationRun(
+        name=name,
+        release=release,
+        languages=languages,
+        judge=judge,
+        judge_override_reason=judge_override_reason.strip(),
+        combine_rule=combine_rule,
+        protocol=protocol,
+        pairing=pairing,
+        margin_mapping=margin_mapping,
+        seed=seed,
+        created_by=user,
+    )
+    run.full_clean()
+    run.save()
+    for n, endpoint in enumerate(endpoints, start=1):
+        label = labels[n - 1] if labels and n <= len(labels) else endpoint.name
+        ModelUnderTest.objects.create(run=run, endpoint=endpoint, code=f"M{n:02d}", label=label)
+    return run
+
+
+def _response_prompts(run: EvaluationRun, model: ModelUnderTest) -> list[dict]:
+    result = []
+    for entry in release_entries(run):
+        item, revision = entry.item, entry.revision
+        for lang in run.languages:
+            version = revision.content.get(lang)
+            if not version:
+                continue
+            if item.kind == "open_prompt":
+                result.append(
+                    {
+                        "ref": {"kind": "open", "item": item.pk, "language": lang},
+                        "messages": prompts.open_messages(version=version),
+                    }
+                )
+                continue
+            turns = prompts.objective_turns(item.kind, version)
+            orders = [
+                prompts.option_order(
+                    uid=item.uid, model_code=model.code, language=lang, turn=t, seed=run.seed, n=len(spec["options"])
+                )
+                for t, spec in enumerate(turns)
+            ]
+            for t, spec in enumerate(turns):
+                if run.protocol == EvaluationRun.Protocol.LOGPROB:
+                    prefix = prompts.logprob_prefix(kind=item.kind, version=version, language=lang, turn=t)
+                    for o, option in enumerate(spec["options"]):
+                        result.append(
+                            {
+                                "ref": {"kind": "logprob", "item": item.pk, "language": lang, "turn": t, "option": o},
+                                "prompt": f"{prefix} {option}",
+                                "params": {"echo": True, "logprobs": 1, "max_tokens": 0},
+                            }
+                        )
+                    continue
+                answer = spec.get("answer")
+                hint = prompts.LETTERS[orders[t].index(answer)] if answer is not None else None
+                result.append(
+                    {
+                        "ref": {"kind": "letter", "item": item.pk, "language": lang, "turn": t},
+                        "messages": prompts.letter_messages(
+                            kind=item.kind, version=version, language=lang, turn=t, orders=orders
+                        ),
+                        "params": {"max_tokens": 16},
+                        **({"hints": {"answer": hint}} if hint else {}),
+                    }
+                )
+    return result
+
+
+def evaluation_estimate(*, run: EvaluationRun) -> dict:
+    """Estimate the calls and money of the response phase and of round-robin judging, before starting."""
+    calls, cost = 0, Decimal("0")
+    for model in run.models.select_related("endpoint"):
+        endpoint = model.endpoint
+        for prompt in _response_prompts(run, model):
+            request = build_request(
+                api_style=endpoint.api_style,
+                model=endpoint.model,
+                defaults=endpoint.default_params(),
+                messages=prompt.get("messages"),
+                prompt=prompt.get("prompt"),
+                params=prompt.get("params"),
+            )
+            calls += 1
+            cost += rough_request_cost(
+                request, price_input=endpoint.price_input_per_mtok, price_output=endpoint.price_output_per_mtok
+            )
+    n_models = run.models.count()
+    open_items = sum(
+        1
+        for e in release_entries(run)
+        for lang in run.languages
+        if e.item.kind == "open_prompt" and e.revision.content.get(lang)
+    )
+    judge_calls = open_items * n_models * (n_models - 1) if run.judge_id else 0
+    judge_cost = Decimal("0")
+    if judge_calls:
+        endpoint = run.judge.endpoint
+        per_call = rough_request_cost(
+            {"messages": [{"content": "x" * 6000}], "max_tokens": 600},
+            price_input=endpoint.price_input_per_mtok,
+            price_output=endpoint.price_output_per_mtok,
+        )
+        judge_cost = per_call * judge_calls
+    return {
+        "response_calls": calls,
+        "response_cost": cost,
+        "judge_calls_round_robin": judge_calls,
+        "judge_cost_round_robin": judge_cost,
+        "total_cost": cost + judge_cost,
+    }
+
+
+def logprob_probe(*, endpoint: Endpoint) -> None:
+    """Check that an endpoint really returns prompt log-probabilities; raise ValidationError if it does not."""
+    result = llm_services.call_make(
+        endpoint=endpoint,
+        prompt="The sky is blue.",
+        params={"echo": True, "logprobs": 1, "max_tokens": 0},
+        parser="logprobs",
+    )
+    if not result.ok:
+        raise ValidationError(
+            _(
+                "%(endpoint)s does not return prompt log-probabilities (echo with logprobs): %(error)s. "
+                "Without them the log-probability protocol would score at chance; use the letter protocol."
+            )
+            % {"endpoint": endpoint.name, "error": result.call.error or _("no log-probabilities in the reply")}
+        )
+
+
+def evaluation_run_start(*, run: EvaluationRun, user: AbstractBaseUser | None, start: bool = True) -> EvaluationRun:
+    """Start collecting responses from every model (one background LLM run per model).
+
+    The log-probability protocol first probes each endpoint over the network, outside any transaction; the
+    phase is then checked again under a lock, so two starts cannot both create runs.
+    """
+    run.refresh_from_db()
+    if run.phase != EvaluationRun.Phase.DRAFT:
+        raise ValidationError(_("This run has already started."))
+    if run.protocol == EvaluationRun.Protocol.LOGPROB:
+        for model in run.models.select_related("endpoint"):
+            logprob_probe(endpoint=model.endpoint)
+    return _start_responses(run=run, user=user, start=start)
+
+
+@transaction.atomic
+def _start_responses(*, run: EvaluationRun, user: AbstractBaseUser | None, start: bool) -> EvaluationRun:
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    if run.phase != EvaluationRun.Phase.DRAFT:
+        raise ValidationError(_("This run has already started."))
+    run.phase = EvaluationRun.Phase.RESPONSES
+    run.save(update_fields=["phase"])
+    for model in run.models.select_related("endpoint"):
+        prompts_for_model = _response_prompts(run, model)
+        if not prompts_for_model:
+            raise ValidationError(_("The release has no items in the chosen languages."))
+        parser = "logprobs" if run.protocol == EvaluationRun.Protocol.LOGPROB else "text"
+        llm_run = llm_services.run_create(
+            endpoint=model.endpoint,
+            prompts=prompts_for_model,
+            parser=parser,
+            name=f"{run.name} · {model.code} responses",
+            user=user,
+            purpose=EVALUATION_PURPOSE,
+            start=start,
+        )
+        EvaluationLLMRun.objects.create(run=run, kind=EvaluationLLMRun.Kind.RESPONSES, model=model, llm_run=llm_run)
+    return run
+
+
+@transaction.atomic
+def evaluation_run_advance(*, run: EvaluationRun, user: AbstractBaseUser | None = None, start: bool = True) -> str:
+    """Move a run forward if every LLM run of its current phase has been collected; return the phase afterwards.
+
+    The collector calls this after storing each LLM run's results; calling it again changes nothing.
+    """
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    return advance_locked(run, user=user, start=start)
+
+
+def advance_locked(run: EvaluationRun, *, user: AbstractBaseUser | None, start: bool) -> str:
+    """Advance ``run`` (locked by the caller): start judging, another adaptive round, or compute the report."""
+    if run.phase not in (EvaluationRun.Phase.RESPONSES, EvaluationRun.Phase.JUDGING):
+        return run.phase
+    if run.llm_runs.filter(collected=False).exists():
+        return run.phase
+    has_open = OpenResponse.objects.filter(run=run, ok=True).exists()
+    if run.phase == EvaluationRun.Phase.RESPONSES:
+        run.phase = EvaluationRun.Phase.JUDGING
+        run.save(update_fields=["phase"])
+        if run.judge_id and has_open and run.models.count() >= 2:
+            strata = round_robin(run) if run.pairing == EvaluationRun.Pairing.ROUND_ROBIN else adaptive_next(run)
+            if start_judging(run, strata, user, start):
+                return run.phase
+    elif (
+        run.pairing == EvaluationRun.Pairing.ADAPTIVE
+        and run.adaptive_round < run.adaptive_rounds
+        and start_judging(run, adaptive_next(run), user, start)
+    ):
+        return run.phase
+    _report_store(run)
+    return run.phase
+
+
+@transaction.atomic
+def evaluation_report_compute(*, run: EvaluationRun) -> dict:
+    """Recompute a finished run's report from its stored answers and verdicts (the same data gives the same report)."""
+    run.phase = EvaluationRun.objects.select_for_update().values_list("phase", flat=True).get(pk=run.pk)
+    if run.phase != EvaluationRun.Phase.DONE:
+        raise ValidationError(
+            _("The report is computed when the run is done; this run is %(phase)s.")
+            % {"phase": run.get_phase_display()}
+        )
+    return _report_store(run)
+
+
+def _report_store(run: EvaluationRun) -> dict:
+    from evaluation.report import build_report, report_digest
+
+    report = build_report(run)
+    run.report, run.report_digest = report, report_digest(report)
+    run.phase = EvaluationRun.Phase.DONE
+    run.finished_at = run.finished_at or timezone.now()
+    run.save(update_fields=["report", "report_digest", "phase", "finished_at"])
+    return report
+
+
+@transaction.atomic
+def evaluation_run_cancel(*, run: EvaluationRun) -> EvaluationRun:
+    """Cancel a running run and its background LLM runs; what was collected stays."""
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    if run.phase not in (EvaluationRun.Phase.RESPONSES, EvaluationRun.Phase.JUDGING):
+        raise ValidationError(
+            _("Only a running evaluation can be cancelled; this one is %(phase)s.") % {"phase": run.get_phase_display()}
+        )
+    run.phase = EvaluationRun.Phase.CANCELLED
+    run.save(update_fields=["phase"])
+    for link in run.llm_runs.select_related("llm_run"):
+        if link.llm_run.status not in Run.FINISHED:
+            llm_services.run_cancel(run=link.llm_run)
+    return run

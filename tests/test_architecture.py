@@ -1,0 +1,73 @@
+"""The layout rules of docs/development.md, checked on the source: dependency direction, module size, names."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Lower layers never import higher ones; apps on one layer do not import each other.
+LAYERS = ["core", "llm", "items", "screening", "releases", "labelling", "calibration", "evaluation", "demo"]
+RANK = {app: n for n, app in enumerate(LAYERS)}
+MAX_LINES = 600
+CONVENTIONAL = {"models", "views", "api", "services", "selectors", "forms", "urls", "admin", "serializers", "tasks"}
+
+
+def app_modules(app: str) -> list[Path]:
+    return sorted(p for p in (ROOT / app).rglob("*.py") if "migrations" not in p.parts)
+
+
+def imported_apps(path: Path) -> set[tuple[str, int]]:
+    """Return (top-level package, line) for every import in ``path``, including imports inside functions."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {(alias.name.split(".")[0], node.lineno) for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add((node.module.split(".")[0], node.lineno))
+    return found
+
+
+def test_every_app_is_on_a_layer():
+    packages = {p.parent.name for p in ROOT.glob("*/apps.py")}
+    assert packages == set(LAYERS)
+
+
+@pytest.mark.parametrize("app", LAYERS)
+def test_imports_point_down_the_layers_only(app):
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for path in app_modules(app)
+        for target, line in imported_apps(path)
+        if target in RANK and target != app and RANK[target] >= RANK[app]
+    ]
+    assert not wrong, "imports against the dependency direction:\n" + "\n".join(sorted(wrong))
+
+
+def test_no_module_outside_migrations_and_tests_is_longer_than_the_limit():
+    long = []
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT).parts
+        if parts[0] in {".venv", "tests"} or "migrations" in parts or any(p.startswith(".") for p in parts):
+            continue
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > MAX_LINES:
+            long.append(f"{path.relative_to(ROOT)}: {n} lines")
+    assert not long, f"modules over {MAX_LINES} lines:\n" + "\n".join(long)
+
+
+def test_no_module_name_carries_a_conventional_module_as_a_suffix():
+    prefixed = [
+        str(path.relative_to(ROOT))
+        for app in LAYERS
+        for path in app_modules(app)
+        if "_" in path.stem and path.stem.rsplit("_", 1)[1] in CONVENTIONAL
+    ]
+    assert not prefixed, "name the concept with a package instead: " + ", ".join(prefixed)
+
+
+def test_the_checker_sees_imports_inside_functions(tmp_path):
+    source = tmp_path / "mod.py"
+    source.write_text("def f():\n    from evaluation import services\n    import calibration.models\n")
+    assert imported_apps(source) == {("evaluation", 2), ("calibration", 3)}
