@@ -9,6 +9,7 @@ SIM_PORT=${SIM_PORT:-8765}
 export DEBUG=${DEBUG:-1}
 export LLM_SIMULATOR_URL=${LLM_SIMULATOR_URL:-http://127.0.0.1:$SIM_PORT/v1}
 
+"$PY" manage.py demo_database_prepare
 "$PY" manage.py migrate --noinput >/dev/null
 "$PY" manage.py seed_demo
 "$PY" manage.py llm_register_simulator --base-url "$LLM_SIMULATOR_URL"
