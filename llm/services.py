@@ -420,7 +420,7 @@ def _locked(run: Run) -> Run:
 def run_pause(*, run: Run) -> Run:
     """Stop a queued or running run after the requests in flight; ``run_resume`` carries on where it stopped."""
     run = _locked(run)
-    if run.status not in Run.ACTIVE:
+    if not run.can_become(Run.Status.PAUSED):
         raise ValidationError(
             _("Only a queued or running run can be paused; this one is %(status)s.")
             % {"status": run.get_status_display()}
@@ -454,7 +454,7 @@ def run_resume(*, run: Run) -> Run:
 def run_cancel(*, run: Run) -> Run:
     """Stop a run for good; what is done stays, the rest is never sent."""
     run = _locked(run)
-    if run.status in (Run.Status.DONE, Run.Status.CANCELLED):
+    if not run.can_become(Run.Status.CANCELLED):
         raise ValidationError(_("This run is already %(status)s.") % {"status": run.get_status_display()})
     run.finished_at = timezone.now()
     return lifecycle.run_transition_locked(run=run, to=Run.Status.CANCELLED)

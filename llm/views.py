@@ -53,11 +53,11 @@ def _progress_context(request: HttpRequest, run: Run) -> dict:
     return {
         "run": run,
         "progress": progress,
-        "can_pause": can_run and run.status in Run.ACTIVE,
+        "can_pause": can_run and run.can_become(Run.Status.PAUSED),
         "can_resume": can_run
         and (run.status in (Run.Status.PAUSED, Run.Status.FAILED) or progress["stalled"])
         and run.remaining > 0,
-        "can_cancel": can_run and run.status not in (Run.Status.DONE, Run.Status.CANCELLED),
+        "can_cancel": can_run and run.can_become(Run.Status.CANCELLED),
         "can_collect": can_run and run.is_finished and run.collected_at is None and bool(run.collect_error),
         "polling": run.status in Run.ACTIVE,
     }
