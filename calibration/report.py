@@ -1,10 +1,14 @@
 """The calibration report: judges x strata (overall, per dimension, per language) against the experts.
 
 Built from plain arrays with ``calibration.agreement``; the result is JSON, stored with the run together with its
-SHA-256 so that a selection can name exactly the report it was made on.
+SHA-256 so that a selection can name exactly the report it was made on. Rendered here as the downloadable files
+(JSON, CSV, LaTeX) too.
 """
 
+import csv
 import hashlib
+import io
+import json
 
 import numpy as np
 
@@ -199,3 +203,104 @@ def build_report(run: CalibrationRun) -> dict:
 def report_digest(report: dict) -> str:
     """Return the SHA-256 of the report's canonical JSON."""
     return hashlib.sha256(canonical_json(report).encode("utf-8")).hexdigest()
+
+
+def _rows(report: dict) -> list[dict]:
+    rows = []
+    for stratum in report["strata"]:
+        base = stratum["baseline"]
+        rows.append(
+            {
+                "stratum": stratum["key"],
+                "rater": "experts",
+                "alpha": base["alpha_ordinal"]["value"],
+                "alpha_low": base["alpha_ordinal"]["ci_low"],
+                "alpha_high": base["alpha_ordinal"]["ci_high"],
+                "kappa": None,
+                "agreement": None,
+                "agreement_without_ties": None,
+                "flip_rate": None,
+                "length_bias": None,
+                "parse_failure_rate": None,
+            }
+        )
+        for name, row in stratum["judges"].items():
+            rows.append(
+                {
+                    "stratum": stratum["key"],
+                    "rater": name,
+                    "alpha": row["alpha_with_judge"]["value"],
+                    "alpha_low": row["alpha_with_judge"]["ci_low"],
+                    "alpha_high": row["alpha_with_judge"]["ci_high"],
+                    "kappa": row["kappa_majority"]["value"],
+                    "agreement": row["agreement"]["value"],
+                    "agreement_without_ties": row["agreement_without_ties"]["value"],
+                    "flip_rate": row["position_bias"]["flip_rate"]["value"],
+                    "length_bias": row["length_bias"]["value"],
+                    "parse_failure_rate": row["parse_failure_rate"],
+                }
+            )
+    return rows
+
+
+def _csv_cell(value: object) -> str:
+    return "" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def csv_table(report: dict) -> str:
+    """Return the experts' baseline and every judge, per stratum, as CSV."""
+    buffer = io.StringIO()
+    rows = _rows(report)
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: _csv_cell(v) for k, v in r.items()} for r in rows)
+    return buffer.getvalue()
+
+
+def latex_table(report: dict) -> str:
+    """Return the overall comparison of judges and experts as a LaTeX table (booktabs)."""
+    lines = [
+        r"\begin{tabular}{lrrrrr}",
+        r"\toprule",
+        r"Rater & $\alpha$ [95\% CI] & $\kappa$ & Agr. & Agr. w/o ties & Flip rate \\",
+        r"\midrule",
+    ]
+    for row in _rows(report):
+        if row["stratum"] != "overall":
+            continue
+
+        def cell(v: object) -> str:
+            return "--" if v is None else f"{v:.3f}"
+
+        alpha = (
+            "--"
+            if row["alpha"] is None
+            else (f"{row['alpha']:.3f} [{cell(row['alpha_low'])}, {cell(row['alpha_high'])}]")
+        )
+        rater = row["rater"].replace("_", r"\_").replace("&", r"\&")
+        lines.append(
+            f"{rater} & {alpha} & {cell(row['kappa'])} & {cell(row['agreement'])} & "
+            f"{cell(row['agreement_without_ties'])} & {cell(row['flip_rate'])} \\\\"
+        )
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def json_document(report: dict) -> str:
+    """Return the whole report as indented JSON."""
+    return json.dumps(report, ensure_ascii=False, indent=2)
+
+
+DOWNLOADS = {
+    "json": ("application/json", json_document),
+    "csv": ("text/csv; charset=utf-8", csv_table),
+    "tex": ("application/x-tex; charset=utf-8", latex_table),
+}
+
+
+def report_file(run: CalibrationRun, fmt: str) -> tuple[bytes, str, str] | None:
+    """Return the run's report in ``fmt`` (json, csv, tex) as (bytes, content type, file name); None if unknown."""
+    if fmt not in DOWNLOADS:
+        return None
+    content_type, render = DOWNLOADS[fmt]
+    return render(run.report).encode("utf-8"), content_type, f"calibration-{run.pk}.{fmt}"

@@ -1,7 +1,54 @@
-"""Reads for evaluation pages."""
+"""Reads of evaluation runs shared by pages, the API and reports: runs, their parts, the evidence behind a cell."""
+
+from django.db.models import QuerySet
 
 from evaluation import ratings
-from evaluation.models import EvaluationRun
+from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
+
+
+def evaluation_run_list() -> QuerySet[EvaluationRun]:
+    """Return every evaluation run with its release's benchmark and its judge."""
+    return EvaluationRun.objects.select_related("release__benchmark", "judge")
+
+
+def evaluation_run_llm_runs(*, run: EvaluationRun) -> list[EvaluationLLMRun]:
+    """Return the run's LLM runs with the model each one asks, in the order they were started."""
+    return list(run.llm_runs.select_related("llm_run", "model").order_by("id"))
+
+
+def evaluation_run_models(*, run: EvaluationRun) -> list[ModelUnderTest]:
+    """Return the run's models under test with their endpoints."""
+    return list(run.models.select_related("endpoint"))
+
+
+def evaluation_run_evidence(
+    *, run: EvaluationRun, model: str | None = None, dimension: str | None = None, language: str | None = None
+) -> dict:
+    """Return the answers, open responses and judge verdicts behind a cell of the report.
+
+    Each filter (model code, dimension code, language) is optional; each list is ordered by item and capped for display.
+    """
+    answers = Answer.objects.filter(run=run).select_related("model", "item__dimension", "call")
+    opens = OpenResponse.objects.filter(run=run).select_related("model", "item__dimension")
+    verdicts = PairVerdict.objects.filter(run=run).select_related("model_a", "model_b", "item__dimension", "call")
+    if model:
+        answers, opens = answers.filter(model__code=model), opens.filter(model__code=model)
+        verdicts = verdicts.filter(model_a__code=model) | verdicts.filter(model_b__code=model)
+    if dimension:
+        answers = answers.filter(item__dimension__code=dimension)
+        opens = opens.filter(item__dimension__code=dimension)
+        verdicts = verdicts.filter(item__dimension__code=dimension)
+    if language:
+        answers, opens, verdicts = (
+            answers.filter(language=language),
+            opens.filter(language=language),
+            verdicts.filter(language=language),
+        )
+    return {
+        "answers": answers.order_by("item__uid", "language", "turn")[:500],
+        "opens": opens.order_by("item__uid", "language")[:200],
+        "verdicts": verdicts.order_by("item__uid", "language", "model_a__code", "model_b__code", "order")[:500],
+    }
 
 
 def pairing_comparison(*, run: EvaluationRun) -> list[dict]:

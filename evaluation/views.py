@@ -1,47 +1,18 @@
 """Evaluation pages: runs, a run's progress and report, figures and downloads, drill-down to the evidence."""
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from calibration.services import primary_judge
 from evaluation import selectors, services
-from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
-from evaluation.report import report_files
-from labelling.models import LANGUAGE_CHOICES
-from llm.models import Endpoint
-from releases.models import Release
-
-
-class EvaluationRunForm(forms.Form):
-    name = forms.CharField(label=gettext_lazy("Name"), max_length=200)
-    release = forms.ModelChoiceField(
-        label=gettext_lazy("Frozen release"), queryset=Release.objects.filter(status=Release.Status.FROZEN)
-    )
-    endpoints = forms.ModelMultipleChoiceField(
-        label=gettext_lazy("Models under test"),
-        queryset=Endpoint.objects.filter(is_active=True),
-        widget=forms.CheckboxSelectMultiple,
-    )
-    languages = forms.MultipleChoiceField(
-        label=gettext_lazy("Languages"),
-        choices=LANGUAGE_CHOICES,
-        initial=["en", "zh"],
-        widget=forms.CheckboxSelectMultiple,
-    )
-    protocol = forms.ChoiceField(label=gettext_lazy("Objective protocol"), choices=EvaluationRun.Protocol.choices)
-    pairing = forms.ChoiceField(label=gettext_lazy("Pairing"), choices=EvaluationRun.Pairing.choices)
-    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0, min_value=0)
-    judge_override_reason = forms.CharField(
-        label=gettext_lazy("Reason to run without the selected primary judge (only if none is selected)"),
-        required=False,
-    )
+from evaluation.forms import EvaluationRunForm
+from evaluation.models import EvaluationRun
+from evaluation.report import report_file
 
 
 @permission_required("items.view_item", raise_exception=True)
@@ -49,7 +20,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "evaluation/run_list.html",
-        {"runs": EvaluationRun.objects.select_related("release__benchmark", "judge"), "selection": primary_judge()},
+        {"runs": selectors.evaluation_run_list(), "selection": primary_judge()},
     )
 
 
@@ -86,8 +57,11 @@ def run_create(request: HttpRequest) -> HttpResponse:
 @permission_required("items.view_item", raise_exception=True)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(EvaluationRun.objects.select_related("release__benchmark", "judge"), pk=pk)
-    links = list(run.llm_runs.select_related("llm_run", "model").order_by("id"))
-    context = {"run": run, "links": links, "models": list(run.models.select_related("endpoint"))}
+    context = {
+        "run": run,
+        "links": selectors.evaluation_run_llm_runs(run=run),
+        "models": selectors.evaluation_run_models(run=run),
+    }
     if run.phase == EvaluationRun.Phase.DRAFT:
         context["estimate"] = services.evaluation_estimate(run=run)
     if request.htmx and request.GET.get("part") == "progress":
@@ -130,19 +104,12 @@ def run_download(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     run = get_object_or_404(EvaluationRun, pk=pk)
     if not run.report:
         return HttpResponse(_("The report is not ready yet."), status=409)
-    files = report_files(run.report, with_raster=name.endswith((".png", ".pdf")))
-    if name not in files:
+    file = report_file(run, name)
+    if file is None:
         return HttpResponse(_("No such file."), status=404)
-    types = {
-        "csv": "text/csv",
-        "json": "application/json",
-        "tex": "application/x-tex",
-        "svg": "image/svg+xml",
-        "png": "image/png",
-        "pdf": "application/pdf",
-    }
-    response = HttpResponse(files[name], content_type=types.get(name.rsplit(".", 1)[-1], "application/octet-stream"))
-    response["Content-Disposition"] = f'attachment; filename="{run.pk}-{name}"'
+    content, content_type, filename = file
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
@@ -151,30 +118,12 @@ def drill(request: HttpRequest, pk: int) -> HttpResponse:
     """The items, responses, verdicts and raw judge outputs behind a cell of the report."""
     run = get_object_or_404(EvaluationRun, pk=pk)
     model, dimension, language = request.GET.get("model"), request.GET.get("dimension"), request.GET.get("language")
-    answers = Answer.objects.filter(run=run).select_related("model", "item__dimension", "call")
-    opens = OpenResponse.objects.filter(run=run).select_related("model", "item__dimension")
-    verdicts = PairVerdict.objects.filter(run=run).select_related("model_a", "model_b", "item__dimension", "call")
-    if model:
-        answers, opens = answers.filter(model__code=model), opens.filter(model__code=model)
-        verdicts = verdicts.filter(model_a__code=model) | verdicts.filter(model_b__code=model)
-    if dimension:
-        answers = answers.filter(item__dimension__code=dimension)
-        opens = opens.filter(item__dimension__code=dimension)
-        verdicts = verdicts.filter(item__dimension__code=dimension)
-    if language:
-        answers, opens, verdicts = (
-            answers.filter(language=language),
-            opens.filter(language=language),
-            verdicts.filter(language=language),
-        )
     return render(
         request,
         "evaluation/drill.html",
         {
             "run": run,
-            "answers": answers.order_by("item__uid", "language", "turn")[:500],
-            "opens": opens.order_by("item__uid", "language")[:200],
-            "verdicts": verdicts.order_by("item__uid", "language", "model_a__code", "model_b__code", "order")[:500],
+            **selectors.evaluation_run_evidence(run=run, model=model, dimension=dimension, language=language),
             "filters": {"model": model, "dimension": dimension, "language": language},
         },
     )

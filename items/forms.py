@@ -1,11 +1,13 @@
-"""Forms for the item pages: filters and the bilingual editor."""
+"""Forms for the item pages: filters, the bilingual editor, drafting templates and drafting jobs."""
 
 from django import forms
 from django.http import QueryDict
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from items.content import LANGUAGES
-from items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, Scenario
+from items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, ItemTemplate, Scenario
+from llm.models import Endpoint
 
 EXTRA_OPTIONS = 2
 
@@ -77,6 +79,41 @@ class ItemCreateForm(forms.Form):
         if Item.objects.filter(uid=uid).exists():
             raise forms.ValidationError(_("An item with this uid already exists."))
         return uid
+
+
+class TemplateForm(forms.Form):
+    dimension = forms.ModelChoiceField(label=_("Dimension"), queryset=Dimension.objects.filter(children__isnull=True))
+    kind = forms.ChoiceField(label=_("Item kind"), choices=Item.Kind.choices)
+    instructions = forms.CharField(label=_("Instructions"), widget=forms.Textarea(attrs={"rows": 5}))
+    constraints = forms.CharField(label=_("Constraints"), widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    scenarios = forms.ModelMultipleChoiceField(
+        label=_("Target scenarios"), queryset=Scenario.objects.all(), required=False
+    )
+    emotions = forms.ModelMultipleChoiceField(
+        label=_("Target emotions"), queryset=EmotionCategory.objects.all(), required=False
+    )
+    seed_items = forms.CharField(label=_("Seed items (uids of expert-revised items)"), required=False)
+
+    def clean_seed_items(self) -> list[Item]:
+        uids = [u for u in self.cleaned_data.get("seed_items", "").replace(",", " ").split() if u]
+        items = list(Item.objects.filter(uid__in=uids))
+        missing = sorted(set(uids) - {i.uid for i in items})
+        if missing:
+            raise forms.ValidationError(gettext("Unknown items: %(uids)s") % {"uids": ", ".join(missing)})
+        return items
+
+
+class JobForm(forms.Form):
+    template = forms.ModelChoiceField(label=_("Template"), queryset=ItemTemplate.objects.select_related("dimension"))
+    endpoint = forms.ModelChoiceField(label=_("Endpoint"), queryset=Endpoint.objects.filter(is_active=True))
+    count = forms.IntegerField(label=_("How many candidates"), min_value=1, max_value=1000, initial=10)
+    languages = forms.MultipleChoiceField(
+        label=_("Languages"),
+        choices=[("en", _("English")), ("zh", _("Chinese"))],
+        widget=forms.CheckboxSelectMultiple,
+        initial=["en"],
+    )
+    translate = forms.BooleanField(label=_("Also draft the other language (marked machine-drafted)"), required=False)
 
 
 def _int_or_none(value: str | None) -> int | None:

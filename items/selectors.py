@@ -2,13 +2,22 @@
 
 from collections.abc import Iterator, Mapping
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from items.content import LANGUAGES, prose_text
 from items.diff import flatten_version
 from items.interchange import FORMAT
-from items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision, ScenarioDomain
+from items.models import (
+    Benchmark,
+    Dimension,
+    DraftingJob,
+    EmotionCategory,
+    Item,
+    ItemRevision,
+    ItemTemplate,
+    ScenarioDomain,
+)
 
 ITEM_FILTERS = (
     "benchmark",
@@ -26,6 +35,21 @@ ITEM_FILTERS = (
     "scenario",
 )
 CANDIDATE_STATUSES = ("draft", "in_screening")
+
+
+def bank_summary() -> dict:
+    """Return the home page's counts: benchmarks with their items, items per status, items out of parity.
+
+    ``status_counts`` holds (label, count, status) for every status, in the order of ``Item.Status``.
+    """
+    benchmarks = Benchmark.objects.annotate(n_items=Count("items")).order_by("slug")
+    status_counts = dict(Item.objects.values_list("status").annotate(n=Count("id")).order_by())
+    parity_problems = Item.objects.filter(parity_ok=False).count()
+    return {
+        "benchmarks": benchmarks,
+        "status_counts": [(label, status_counts.get(value, 0), value) for value, label in Item.Status.choices],
+        "parity_problems": parity_problems,
+    }
 
 
 def item_list(*, filters: Mapping[str, str] | None = None) -> QuerySet[Item]:
@@ -219,3 +243,13 @@ def item_languages(item: Item, revision: ItemRevision | None) -> list[dict]:
             }
         )
     return result
+
+
+def item_template_list() -> QuerySet[ItemTemplate]:
+    """Return the drafting templates with their dimensions and authors."""
+    return ItemTemplate.objects.select_related("dimension", "created_by")
+
+
+def drafting_job_list() -> QuerySet[DraftingJob]:
+    """Return drafting jobs, newest first, with their templates' dimensions and LLM runs."""
+    return DraftingJob.objects.select_related("template__dimension", "llm_run")

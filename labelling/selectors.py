@@ -5,6 +5,29 @@ from django.contrib.auth.models import AbstractBaseUser
 from labelling.models import ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
 
 
+def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
+    """Return every comparison set as (set, comparisons, labelled by the expert, assigned to the expert)."""
+    sets = []
+    for cs in ComparisonSet.objects.select_related("benchmark"):
+        done, total = label_progress(comparison_set=cs, expert=expert)
+        sets.append((cs, cs.comparisons.count(), done, total))
+    return sets
+
+
+def label_assignment(*, comparison_set: ComparisonSet, pk: int) -> LabelAssignment | None:
+    """Return an assignment of the set with the item, dimension and both responses it shows; None if none."""
+    return (
+        LabelAssignment.objects.select_related(
+            "comparison__item__current_revision",
+            "comparison__dimension",
+            "comparison__response_a",
+            "comparison__response_b",
+        )
+        .filter(pk=pk, comparison__comparison_set=comparison_set)
+        .first()
+    )
+
+
 def label_queue(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> list[LabelAssignment]:
     """Return the expert's assignments in queue order."""
     return list(

@@ -1,6 +1,5 @@
 """Pages for pairwise expert labelling: comparison sets, the keyboard-driven labelling queue, response import."""
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
@@ -8,43 +7,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
-from items.models import Benchmark
 from items.services import ImportFailed
 from labelling import selectors
 from labelling import services as comparisons
-from labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
+from labelling.forms import ComparisonSetForm, GenerateForm
+from labelling.models import ComparisonSet, ExpertLabel
 from labelling.pairwise import anonymise, plus_string
-from llm.models import Endpoint, Run
-from screening.selectors import eligible_reviewers
-
-
-class ComparisonSetForm(forms.Form):
-    name = forms.CharField(label=gettext_lazy("Name"), max_length=200)
-    benchmark = forms.ModelChoiceField(label=gettext_lazy("Benchmark"), queryset=Benchmark.objects.all())
-    experts = forms.MultipleChoiceField(label=gettext_lazy("Experts"), widget=forms.CheckboxSelectMultiple)
-    per_stratum = forms.IntegerField(
-        label=gettext_lazy("Comparisons per dimension and language (empty: all)"), min_value=1, required=False
-    )
-    experts_per_comparison = forms.IntegerField(
-        label=gettext_lazy("Experts per comparison (empty: every expert labels all)"), min_value=1, required=False
-    )
-    seed = forms.IntegerField(label=gettext_lazy("Seed"), initial=0)
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)
-
-        self.eligible = {str(u.pk): u for u in eligible_reviewers()}
-        self.fields["experts"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
+from llm.models import Run
 
 
 @permission_required("items.view_item", raise_exception=True)
 def set_list(request: HttpRequest) -> HttpResponse:
-    sets = []
-    for cs in ComparisonSet.objects.select_related("benchmark"):
-        done, total = selectors.label_progress(comparison_set=cs, expert=request.user)
-        sets.append((cs, cs.comparisons.count(), done, total))
+    sets = selectors.comparison_set_overview(expert=request.user)
     return render(request, "labelling/labelling_list.html", {"sets": sets})
 
 
@@ -71,21 +46,6 @@ def set_create(request: HttpRequest) -> HttpResponse:
             )
             return redirect("labelling:set-list")
     return render(request, "labelling/labelling_create.html", {"form": form}, status=400 if form.errors else 200)
-
-
-class GenerateForm(forms.Form):
-    benchmark = forms.ModelChoiceField(label=gettext_lazy("Benchmark"), queryset=Benchmark.objects.all())
-    endpoint = forms.ModelChoiceField(label=gettext_lazy("Endpoint"), queryset=None)
-    languages = forms.MultipleChoiceField(
-        label=gettext_lazy("Languages"),
-        choices=[("en", gettext_lazy("English")), ("zh", gettext_lazy("Chinese"))],
-        initial=["en", "zh"],
-        widget=forms.CheckboxSelectMultiple,
-    )
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["endpoint"].queryset = Endpoint.objects.filter(is_active=True)
 
 
 @permission_required("labelling.manage_comparisons", raise_exception=True)
@@ -133,16 +93,7 @@ def label_next(request: HttpRequest, pk: int) -> HttpResponse:
 @permission_required("screening.review_item", raise_exception=True)
 def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     cs = get_object_or_404(ComparisonSet, pk=pk)
-    assignment_obj = (
-        LabelAssignment.objects.select_related(
-            "comparison__item__current_revision",
-            "comparison__dimension",
-            "comparison__response_a",
-            "comparison__response_b",
-        )
-        .filter(pk=assignment, comparison__comparison_set=cs)
-        .first()
-    )
+    assignment_obj = selectors.label_assignment(comparison_set=cs, pk=assignment)
     if assignment_obj is None or assignment_obj.expert_id != request.user.pk:
         return render(
             request,

@@ -76,11 +76,11 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def download(self, request: Request, pk: str | None = None) -> HttpResponse:
         release = self.get_object()
         try:
-            data = releases.release_export_zip(release=release)
+            content, content_type, filename = releases.release_export_download(release=release)
         except ValidationError as exc:
             return Response({"detail": " ".join(exc.messages)}, status=status.HTTP_409_CONFLICT)
-        response = HttpResponse(data, content_type="application/zip")
-        response["Content-Disposition"] = f'attachment; filename="{releases.release_archive_name(release)}.zip"'
+        response = HttpResponse(content, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 
     @extend_schema(

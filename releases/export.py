@@ -20,6 +20,7 @@ from items.content import LANGUAGES
 from items.interchange import FORMAT
 
 MANIFEST = "manifest.json"
+ZIP_CONTENT_TYPE = "application/zip"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 CSV_COLUMNS = [
     "uid",
@@ -188,11 +189,16 @@ def export_files(meta: dict, entries: list[dict], facts: dict) -> dict[str, byte
     return dict(sorted(files.items()))
 
 
+def file_checksums(files: dict[str, bytes]) -> list[tuple[str, int, str]]:
+    """Return (name, size in bytes, SHA-256) of every file, in the order given."""
+    return [(name, len(data), hashlib.sha256(data).hexdigest()) for name, data in files.items()]
+
+
 def manifest_bytes(meta: dict, files: dict[str, bytes]) -> bytes:
     """Return the manifest: release identity plus size and SHA-256 of every other file."""
     listing = {
-        name: {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-        for name, data in sorted(files.items())
+        name: {"bytes": size, "sha256": digest}
+        for name, size, digest in file_checksums(dict(sorted(files.items())))
         if name != MANIFEST
     }
     return (

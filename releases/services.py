@@ -19,7 +19,7 @@ from items import selectors
 from items.interchange import FORMAT
 from items.models import Benchmark, Item, ItemRevision
 from releases.checks import Check, EntryFacts, release_checklist
-from releases.export import export_files, zip_bytes
+from releases.export import ZIP_CONTENT_TYPE, export_files, file_checksums, zip_bytes
 from releases.models import Release, ReleaseItem
 
 DEFAULT_FILTERS = {"status": "accepted"}
@@ -322,6 +322,16 @@ def release_archive_name(release: Release) -> str:
 def release_export_zip(*, release: Release) -> bytes:
     """Return the export of a frozen release as one zip archive."""
     return zip_bytes(release_export_files(release=release), release_archive_name(release))
+
+
+def release_export_download(*, release: Release) -> tuple[bytes, str, str]:
+    """Return the export of a frozen release as (zip archive, content type, file name) for a download."""
+    return release_export_zip(release=release), ZIP_CONTENT_TYPE, f"{release_archive_name(release)}.zip"
+
+
+def release_export_checksums(*, release: Release) -> list[tuple[str, int, str]]:
+    """Return (name, size, SHA-256) of every export file of a frozen release (refused for drafts)."""
+    return file_checksums(release_export_files(release=release))
 
 
 def release_export_to_directory(*, release: Release, out: Path) -> dict[str, bytes]:

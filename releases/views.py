@@ -9,17 +9,14 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from releases import selectors
 from releases import services as releases
 from releases.forms import ReleaseCreateForm, ReleaseEditForm
 from releases.models import Release
 
 
 def _get(slug: str, version: str) -> Release:
-    release = (
-        Release.objects.select_related("benchmark", "created_by", "frozen_by")
-        .filter(benchmark__slug=slug, version=version)
-        .first()
-    )
+    release = selectors.release_by_version(slug=slug, version=version)
     if release is None:
         raise Http404(_("No such release."))
     return release
@@ -69,8 +66,7 @@ def _detail_url(release: Release) -> str:
 
 @permission_required("items.view_item", raise_exception=True)
 def release_list(request: HttpRequest) -> HttpResponse:
-    items = Release.objects.select_related("benchmark").order_by("benchmark__slug", "-created_at")
-    return render(request, "releases/release_list.html", {"releases": items})
+    return render(request, "releases/release_list.html", {"releases": selectors.release_list()})
 
 
 @permission_required("releases.manage_release", raise_exception=True)
@@ -102,13 +98,8 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
     release = _get(slug, version)
     entries = releases.release_entries(release)
     checks = releases.release_validate(release=release) if not release.is_frozen else None
-    files = releases.release_export_files(release=release) if release.is_frozen else {}
-    checksums = []
-    if files:
-        import hashlib
-
-        checksums = [(name, len(data), hashlib.sha256(data).hexdigest()) for name, data in files.items()]
-    others = Release.objects.filter(benchmark=release.benchmark).exclude(pk=release.pk).order_by("-created_at")
+    checksums = releases.release_export_checksums(release=release) if release.is_frozen else []
+    others = selectors.release_others(release=release)
     return render(
         request,
         "releases/release_detail.html",
@@ -174,17 +165,17 @@ def release_freeze(request: HttpRequest, slug: str, version: str) -> HttpRespons
 def release_download(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     release = _get(slug, version)
     try:
-        data = releases.release_export_zip(release=release)
+        content, content_type, filename = releases.release_export_download(release=release)
     except ValidationError as exc:
         return HttpResponse(" ".join(exc.messages), status=409, content_type="text/plain; charset=utf-8")
-    response = HttpResponse(data, content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{releases.release_archive_name(release)}.zip"'
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
 @permission_required("items.view_item", raise_exception=True)
 def release_compare(request: HttpRequest, slug: str) -> HttpResponse:
-    all_releases = Release.objects.filter(benchmark__slug=slug).select_related("benchmark").order_by("-created_at")
+    all_releases = selectors.benchmark_releases(slug=slug)
     if not all_releases:
         raise Http404(_("No releases of this benchmark."))
     by_version = {r.version: r for r in all_releases}

@@ -9,7 +9,46 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
-from screening.models import Criterion, Review, ReviewAssignment, ScreeningRound
+from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+
+
+def round_overview(*, reviewer: AbstractBaseUser) -> list[tuple[ScreeningRound, int, int]]:
+    """Return every round, open ones first and newest first, with the reviewer's (submitted, assigned)."""
+    rounds = ScreeningRound.objects.select_related("benchmark").order_by("status", "-opened_at")
+    overview = []
+    for r in rounds:
+        done, total = reviewer_progress(round=r, reviewer=reviewer)
+        overview.append((r, done, total))
+    return overview
+
+
+def round_items(*, round: ScreeningRound) -> QuerySet[RoundItem]:
+    """Return the items of a round with their dimensions, by uid."""
+    return round.round_items.select_related("item", "item__dimension").order_by("item__uid")
+
+
+def next_conflict(*, round: ScreeningRound) -> RoundItem | None:
+    """Return the first item of the round, by uid, whose reviews are still in conflict."""
+    return round.round_items.filter(outcome=RoundItem.Outcome.CONFLICT).order_by("item__uid").first()
+
+
+def review_assignment(*, round: ScreeningRound, pk: int) -> ReviewAssignment | None:
+    """Return an assignment of the round with the item, dimension and revision under review; None if none."""
+    return (
+        ReviewAssignment.objects.select_related(
+            "round_item__item__dimension", "round_item__revision", "round_item__round"
+        )
+        .filter(pk=pk, round_item__round=round)
+        .first()
+    )
+
+
+def round_item_reviews(*, round_item: RoundItem) -> list[tuple[AbstractBaseUser, Review | None]]:
+    """Return (reviewer, their review or None) for every reviewer assigned to the item, by username."""
+    return [
+        (a.reviewer, getattr(a, "review", None))
+        for a in round_item.assignments.select_related("reviewer", "review").order_by("reviewer__username")
+    ]
 
 
 def reviewer_queue(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:

@@ -2,7 +2,6 @@
 
 import contextlib
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
@@ -10,56 +9,19 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from items.models import Benchmark, Item
 from items.selectors import item_languages
 from screening import selectors
 from screening import services as screening
-from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
-
-
-class RoundOpenForm(forms.Form):
-    benchmark = forms.ModelChoiceField(label=gettext_lazy("Benchmark"), queryset=Benchmark.objects.all())
-    title = forms.CharField(label=gettext_lazy("Title"), max_length=200)
-    status = forms.ChoiceField(
-        label=gettext_lazy("Items with status"),
-        choices=[
-            ("", gettext_lazy("draft or in screening")),
-            ("draft", gettext_lazy("draft")),
-            ("in_screening", gettext_lazy("in screening")),
-        ],
-        required=False,
-    )
-    dimension = forms.CharField(label=gettext_lazy("Only dimension (code)"), required=False)
-    kind = forms.ChoiceField(
-        label=gettext_lazy("Only kind"), choices=[("", gettext_lazy("All kinds")), *Item.Kind.choices], required=False
-    )
-    criteria = forms.ModelMultipleChoiceField(
-        label=gettext_lazy("Criteria"), queryset=Criterion.objects.all(), widget=forms.CheckboxSelectMultiple
-    )
-    reviewers = forms.MultipleChoiceField(label=gettext_lazy("Reviewers"), widget=forms.CheckboxSelectMultiple)
-    reviewers_per_item = forms.IntegerField(label=gettext_lazy("Reviewers per item"), min_value=1, initial=2)
-    deadline = forms.DateTimeField(
-        label=gettext_lazy("Deadline"), required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
-    )
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)
-        self.eligible = {str(u.pk): u for u in selectors.eligible_reviewers()}
-        self.fields["reviewers"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
-        self.fields["criteria"].initial = list(Criterion.objects.filter(dimension=None))
+from screening.forms import RoundOpenForm
+from screening.models import Review, ReviewAssignment, RoundItem, ScreeningRound
 
 
 @permission_required("screening.review_item", raise_exception=True)
 def round_list(request: HttpRequest) -> HttpResponse:
-    rounds = ScreeningRound.objects.select_related("benchmark").order_by("status", "-opened_at")
-    mine = []
-    for r in rounds:
-        done, total = selectors.reviewer_progress(round=r, reviewer=request.user)
-        mine.append((r, done, total))
-    return render(request, "screening/round_list.html", {"rounds": mine})
+    rounds = selectors.round_overview(reviewer=request.user)
+    return render(request, "screening/round_list.html", {"rounds": rounds})
 
 
 @permission_required("screening.manage_round", raise_exception=True)
@@ -97,9 +59,7 @@ def round_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # Blind review: outcomes and statistics appear once the round is closed.
     show_results = not round.is_open
     stats = selectors.round_statistics(round=round) if (show_results or can_manage) else None
-    round_items = (
-        round.round_items.select_related("item", "item__dimension").order_by("item__uid") if show_results else []
-    )
+    round_items = selectors.round_items(round=round) if show_results else []
     return render(
         request,
         "screening/round_detail.html",
@@ -133,13 +93,7 @@ def _posted_scores(request: HttpRequest) -> dict:
 @permission_required("screening.review_item", raise_exception=True)
 def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     round = get_object_or_404(ScreeningRound.objects.select_related("benchmark"), pk=pk)
-    assignment_obj = (
-        ReviewAssignment.objects.select_related(
-            "round_item__item__dimension", "round_item__revision", "round_item__round"
-        )
-        .filter(pk=assignment, round_item__round=round)
-        .first()
-    )
+    assignment_obj = selectors.review_assignment(round=round, pk=assignment)
     if assignment_obj is None or assignment_obj.reviewer_id != request.user.pk:
         return render(
             request,
@@ -276,17 +230,14 @@ def adjudicate(request: HttpRequest, pk: int, round_item: int) -> HttpResponse:
                 messages.error(request, message)
         else:
             messages.success(request, _("Decision recorded for %(uid)s.") % {"uid": ri.item.uid})
-            remaining = ri.round.round_items.filter(outcome=RoundItem.Outcome.CONFLICT).order_by("item__uid").first()
+            remaining = selectors.next_conflict(round=ri.round)
             if remaining:
                 return redirect("screening:adjudicate", pk=pk, round_item=remaining.pk)
             return redirect("screening:round-detail", pk=pk)
     if ri.round.is_open:
         messages.error(request, _("Conflicts are adjudicated after the round closes."))
         return redirect("screening:round-detail", pk=pk)
-    reviews = [
-        (a.reviewer, getattr(a, "review", None))
-        for a in ri.assignments.select_related("reviewer", "review").order_by("reviewer__username")
-    ]
+    reviews = selectors.round_item_reviews(round_item=ri)
     criteria = screening.criteria_for(ri.round, ri.item)
     return render(
         request,

@@ -8,7 +8,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Count
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -110,18 +109,7 @@ def parity_messages(issues: list[dict]) -> list[dict]:
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    benchmarks = Benchmark.objects.annotate(n_items=Count("items")).order_by("slug")
-    status_counts = dict(Item.objects.values_list("status").annotate(n=Count("id")).order_by())
-    parity_problems = Item.objects.filter(parity_ok=False).count()
-    return render(
-        request,
-        "items/home.html",
-        {
-            "benchmarks": benchmarks,
-            "status_counts": [(label, status_counts.get(value, 0), value) for value, label in Item.Status.choices],
-            "parity_problems": parity_problems,
-        },
-    )
+    return render(request, "items/home.html", selectors.bank_summary())
 
 
 def _list_filters(request: HttpRequest) -> dict[str, str]:
@@ -261,9 +249,7 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
         },
         benchmark=item.benchmark,
     )
-    return render(
-        request, "items/item_edit.html", _editor_context(item, meta, revision.content if revision else {})
-    )
+    return render(request, "items/item_edit.html", _editor_context(item, meta, revision.content if revision else {}))
 
 
 @permission_required("items.change_item", raise_exception=True)

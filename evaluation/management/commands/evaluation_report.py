@@ -1,4 +1,3 @@
-import json
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -6,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation import services
 from evaluation.models import EvaluationRun
-from evaluation.report import report_digest, report_files
+from evaluation.report import report_digest, report_directory_files
 
 
 class Command(BaseCommand):
@@ -33,7 +32,6 @@ class Command(BaseCommand):
                 self.stderr.write(f"warning: the recomputed report differs from the stored one ({before})")
         out: Path = options["out"]
         out.mkdir(parents=True, exist_ok=True)
-        for name, data in report_files(run.report).items():
+        for name, data in report_directory_files(run.report).items():
             (out / name).write_bytes(data)
-        (out / "report.json").write_text(json.dumps(run.report, ensure_ascii=False, indent=2), encoding="utf-8")
         self.stdout.write(self.style.SUCCESS(f"wrote the report of {run.name} to {out} ({report_digest(run.report)})"))

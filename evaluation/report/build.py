@@ -1,15 +1,6 @@
-"""The evaluation report, rebuilt from the stored answers and verdicts alone (so recomputing gives the same bytes).
+"""Build the evaluation report from a run's stored answers and verdicts, and its checksum."""
 
-Objective: accuracy per model x dimension x language with Wilson intervals, macro/micro averages, paired bootstrap
-differences with Benjamini-Hochberg, discriminability, position bias among wrong answers, multi-turn splits and the
-crisis confusion matrix. Subjective: TrueSkill ratings per model x dimension x language (and overall per language)
-from the judge's combined verdicts, and the win-rate matrix. Analyses: ΔZ typology and style metrics.
-"""
-
-import csv
 import hashlib
-import io
-import json
 import re
 from collections import defaultdict
 
@@ -19,6 +10,7 @@ from calibration.report import combine_orders
 from core.canonical import canonical_json
 from evaluation import ratings, stats, style
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
+from evaluation.report.files import report_files_names
 
 
 def _objective(run: EvaluationRun, codes: list[str]) -> dict:
@@ -382,70 +374,6 @@ def build_report(run: EvaluationRun) -> dict:
     }
 
 
-def report_files_names(languages: list[str]) -> list[str]:
-    return [
-        "report.json",
-        "accuracy.csv",
-        "ratings.csv",
-        "win_rates.csv",
-        "leaderboard.tex",
-        "scatter.svg",
-        "delta_z.svg",
-        "ratings.svg",
-        *[f"accuracy_{lang}.svg" for lang in languages],
-        *[f"{name}.{fmt}" for name in ("scatter", "delta_z", "ratings") for fmt in ("png", "pdf")],
-    ]
-
-
 def report_digest(report: dict) -> str:
     """Return the SHA-256 of the report's canonical JSON."""
     return hashlib.sha256(canonical_json(report).encode("utf-8")).hexdigest()
-
-
-def _csv(rows: list[dict]) -> bytes:
-    if not rows:
-        return b""
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue().encode("utf-8")
-
-
-def _latex(report: dict) -> bytes:
-    lines = [
-        r"\begin{tabular}{llrrrr}",
-        r"\toprule",
-        r"Model & Lang. & Acc. (micro) & Acc. (macro) & Rating & $\Delta Z$ \\",
-        r"\midrule",
-    ]
-
-    def f(v: object, digits: int = 3) -> str:
-        return "--" if v is None else f"{v:.{digits}f}"
-
-    for r in report["analysis"]["standing"]:
-        lines.append(
-            f"{r['model']} & {r['language']} & {f(r['accuracy'])} & {f(r['macro'])} & {f(r['rating'], 1)} & "
-            f"{f(r['delta'], 2)} \\\\"
-        )
-    lines += [r"\bottomrule", r"\end{tabular}", ""]
-    return "\n".join(lines).encode("utf-8")
-
-
-def report_files(report: dict, *, with_raster: bool = True) -> dict[str, bytes]:
-    """Return the downloadable files of a report (tables as CSV/LaTeX, figures as SVG, everything as JSON)."""
-    from evaluation.charts import figures
-
-    files = {
-        "report.json": json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8"),
-        "accuracy.csv": _csv(report["objective"]["accuracy"]),
-        "ratings.csv": _csv(report["subjective"]["ratings"]),
-        "win_rates.csv": _csv(report["subjective"]["win_rates"]),
-        "leaderboard.tex": _latex(report),
-    }
-    files.update({name: svg.encode("utf-8") for name, svg in figures(report).items()})
-    if with_raster:
-        from evaluation.raster import raster_files
-
-        files.update(raster_files(report))
-    return files

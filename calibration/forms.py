@@ -1,0 +1,50 @@
+"""Forms of the calibration pages: judge prompts, judges and calibration runs."""
+
+import json
+
+from django import forms
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+from calibration.models import CombineRule, Judge, PromptSet
+from items.models import Dimension
+from labelling.models import ComparisonSet
+from llm.models import Endpoint
+
+
+class JudgePromptForm(forms.Form):
+    dimension = forms.ModelChoiceField(label=_("Dimension"), queryset=Dimension.objects.filter(subjective=True))
+    criteria = forms.CharField(label=_("Criteria, in priority order"), widget=forms.Textarea(attrs={"rows": 6}))
+    analysis_steps = forms.CharField(
+        label=_("Required analysis before the verdict"), widget=forms.Textarea(attrs={"rows": 4})
+    )
+    length_penalty = forms.CharField(label=_("Length penalty"), widget=forms.Textarea(attrs={"rows": 2}))
+    few_shot = forms.CharField(
+        label=_("Few-shot pairs (JSON list)"), widget=forms.Textarea(attrs={"rows": 6}), required=False
+    )
+    notes = forms.CharField(label=_("What changed"), required=False)
+
+    def clean_few_shot(self) -> list:
+        raw = self.cleaned_data.get("few_shot") or "[]"
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(gettext("Not valid JSON: %(error)s") % {"error": exc.msg}) from exc
+        return value
+
+
+class CalibrationRunForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=200)
+    comparison_set = forms.ModelChoiceField(label=_("Comparison set"), queryset=ComparisonSet.objects.all())
+    judges = forms.ModelMultipleChoiceField(
+        label=_("Candidate judges"), queryset=Judge.objects.all(), widget=forms.CheckboxSelectMultiple
+    )
+    combine_rule = forms.ChoiceField(label=_("Order combination"), choices=CombineRule.choices)
+    seed = forms.IntegerField(label=_("Seed"), initial=0, min_value=0)
+    bootstrap = forms.IntegerField(label=_("Bootstrap resamples"), initial=1000, min_value=0, max_value=20000)
+
+
+class JudgeForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=100)
+    endpoint = forms.ModelChoiceField(label=_("Endpoint"), queryset=Endpoint.objects.filter(is_active=True))
+    prompt_set = forms.ModelChoiceField(label=_("Prompt set"), queryset=PromptSet.objects.all())
