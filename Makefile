@@ -8,7 +8,7 @@ PORT ?= 8000
 PYTHON ?= $(shell for c in python3.13 python3.12 python3 $$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -rV); do \
 	if command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then echo $$c; break; fi; done)
 
-.PHONY: run test lint bench messages clean
+.PHONY: run test test-fast lint bench messages clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "No Python >= 3.12 found (tried python3.13, python3.12, python3, ~/.pyenv)."; exit 1; }
@@ -24,6 +24,11 @@ test: $(VENV)/.installed
 	$(PY) -m ruff check .
 	DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Ruff and pytest without the browser tests and the tests that start worker processes.
+test-fast: $(VENV)/.installed
+	$(PY) -m ruff check .
+	$(PY) -m pytest -m "not browser and not worker" $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .

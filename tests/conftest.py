@@ -3,11 +3,21 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import translation
 
 from items import services
 from items.models import Benchmark
 from tests.factories import PASSWORD, UserFactory
-from tests.simulator import fast_retries, make_endpoint, simulator, simulator_server  # noqa: F401  (fixtures)
+from tests.simulator import (  # noqa: F401  (fixtures)
+    fast_retries,
+    make_endpoint,
+    simulator,
+    simulator_idle,
+    simulator_server,
+)
+from tests.workers import workers  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = ROOT.parent / "shared" / "data" / "external"
@@ -19,6 +29,15 @@ def django_db_setup(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         services.taxonomy_load_fixture("taxonomy.json")
         services.taxonomy_load_fixture("emobench_taxonomy.json")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_process_state():
+    """Give every test an empty cache (sign-in and API throttles count in it) and the default language."""
+    cache.clear()
+    yield
+    cache.clear()
+    translation.activate(settings.LANGUAGE_CODE)
 
 
 @pytest.fixture

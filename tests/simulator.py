@@ -1,6 +1,6 @@
 """The LLM simulator as a real HTTP server for the whole test session, and endpoints on it.
 
-Registered for every test package through tests/conftest.py; the llm tests add worker processes on top.
+Registered for every test package through tests/conftest.py; worker processes come from tests/workers.py.
 """
 
 import json
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from llm import services
 from llm.models import Endpoint
+from tests.factories import make_llm_endpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = {
@@ -54,6 +54,14 @@ class Simulator:
 
     def configure(self, **settings: float) -> None:
         self._request("/_sim/config", settings)
+
+    def wait_until_idle(self, timeout: float = 30) -> None:
+        """Wait until no connection but this request's own is open: replies that a test hung end on their own."""
+        deadline = time.monotonic() + timeout
+        while self.stats()["open_connections"] > 1:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the simulator still holds connections an earlier test left open")
+            time.sleep(0.05)
 
 
 def subprocess_env(**extra: str) -> dict:
@@ -103,6 +111,13 @@ def simulator(simulator_server: Simulator) -> Simulator:
 
 
 @pytest.fixture
+def simulator_idle(simulator_server: Simulator) -> None:
+    """Wait for the connections earlier tests left hanging (injected timeouts) to close, before ``simulator`` resets
+    the counts: for tests that count open connections."""
+    simulator_server.wait_until_idle()
+
+
+@pytest.fixture
 def fast_retries(settings: object) -> None:
     settings.LLM_RETRY_BACKOFF_SECONDS = 0.01
     settings.LLM_RETRY_BACKOFF_MAX_SECONDS = 0.1
@@ -116,18 +131,6 @@ def make_endpoint(db: None, simulator: Simulator, fast_retries: None):
     """Create an endpoint on the simulator (or anywhere, with ``base_url``)."""
 
     def make(model: str = "sim-mcq-acc70", **fields: object) -> Endpoint:
-        data = {
-            "name": f"{model}-{Endpoint.objects.count() + 1}",
-            "base_url": simulator.base_url,
-            "model": model,
-            "is_simulator": True,
-            "max_concurrency": 8,
-            "timeout_seconds": 5,
-            "max_retries": 6,
-            "price_input_per_mtok": "1",
-            "price_output_per_mtok": "2",
-            **fields,
-        }
-        return services.endpoint_create(data=data)
+        return make_llm_endpoint(**{"base_url": simulator.base_url, "model": model, **fields})
 
     return make

@@ -10,7 +10,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import polib
-import pytest
 from django.conf import settings
 from django.template.base import DebugLexer, Lexer, TokenType
 from django.template.utils import get_app_template_dirs
@@ -74,13 +73,6 @@ GETTEXT_FUNCTIONS = {
     "npgettext": (0, 1, 2),
     "npgettext_lazy": (0, 1, 2),
 }
-
-
-@pytest.fixture(autouse=True)
-def _restore_language():
-    """Keep a language activated by a request in one test from leaking into the next."""
-    yield
-    translation.activate(settings.LANGUAGE_CODE)
 
 
 # --- helpers --------------------------------------------------------------------------------------------

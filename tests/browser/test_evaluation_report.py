@@ -6,7 +6,8 @@ from playwright.sync_api import expect
 
 from evaluation import services
 from tests.browser.test_item_edit import sign_in
-from tests.evaluation.test_runs import drive, frozen_release, primary  # noqa: F401
+from tests.evaluation.conftest import frozen_release, primary  # noqa: F401
+from tests.factories import drive_evaluation_run as drive
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -6,19 +6,22 @@ generation, calibration and evaluation runs like any other.
 
 import pytest
 
-from calibration import services as calibration_services
-from calibration.models import JudgeSelection
-from evaluation import services
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
 from items import drafting
 from items.models import Benchmark, Dimension, Item
 from labelling import services as labelling
 from labelling.models import ModelResponse
-from labelling.pairwise import shown_choice
 from llm import collectors, runner
 from llm.models import Run, RunItem
-from releases import services as releases
-from tests.factories import make_item, mcq_content
+from tests.factories import (
+    make_calibration_run,
+    make_evaluation_run,
+    make_frozen_release,
+    make_item,
+    make_judge_selection,
+    make_labelled_comparison_set,
+    mcq_content,
+)
 
 MCQ_UID = "facet:mcq:1"
 OPEN_UID = "facet:open:1"
@@ -83,54 +86,30 @@ def test_colon_uids_go_through_calibration_and_evaluation(colon_items, make_endp
         labelling.responses_generate(benchmark=facet, endpoint=make_endpoint(model), user=lead, start=False)
     drive_llm_runs(labelling.RESPONSES_PURPOSE)
     experts = [make_user("expert", username=f"colon-x{i}") for i in range(2)]
-    comparison_set = labelling.comparison_set_build(
-        name="colon", benchmark=facet, experts=experts, user=lead, languages=("en",), seed=1
+    comparison_set = make_labelled_comparison_set(
+        experts=experts, name="colon", user=lead, languages=("en",), seed=1, rule=lambda assignment: 2
     )
-    for assignment in comparison_set.comparisons.get(pk=comparison_set.comparisons.first().pk).assignments.all():
-        winner, margin = shown_choice(shown_order=assignment.shown_order, score=2)
-        labelling.label_submit(comparison=assignment.comparison, expert=assignment.expert, winner=winner, margin=margin)
-    prompt_set = calibration_services.judge_prompts_load_defaults(benchmark=facet)
-    judge = calibration_services.judge_create(
-        name="j", endpoint=make_endpoint("sim-judge-noise2"), prompt_set=prompt_set
-    )
-    calibration = calibration_services.calibration_run_start(
-        name="colon",
+    calibration = make_calibration_run(
         comparison_set=comparison_set,
-        judges=[judge],
-        combine_rule="facet_tie",
+        judges={"j": make_endpoint("sim-judge-noise2")},
+        name="colon",
         user=researcher,
-        start=False,
     )
-    drive_llm_runs(calibration_services.CALIBRATION_PURPOSE)
-    calibration.refresh_from_db()
     assert calibration.collected_at is not None
     stored = set(calibration.verdicts.values_list("comparison__item__uid", "order"))
     assert stored == {(OPEN_UID, order) for order in ("AB", "BA")} and calibration.verdicts.filter(parsed=True).exists()
-    report = calibration_services.calibration_report_compute(run=calibration)
-    JudgeSelection.objects.create(
-        judge=judge,
-        calibration_run=calibration,
-        reason="test",
-        selected_by=researcher,
-        report_digest=calibration.report_digest,
-    )
+    report = calibration.report
+    make_judge_selection(run=calibration, judge=calibration.judge_runs.get().judge, user=researcher, reason="test")
     assert report
 
-    release = releases.release_freeze(
-        release=releases.release_create(benchmark=facet, version="0.1.0", title="colon", user=lead),
-        user=lead,
-        override_reason="two items",
-    )
-    run = services.evaluation_run_create(
+    release = make_frozen_release(version="0.1.0", title="colon", user=lead, override_reason="two items")
+    run = make_evaluation_run(
         name="colon",
         release=release,
         endpoints=[make_endpoint("sim-mcq-acc90"), make_endpoint("sim-style-concise")],
         languages=["en", "zh"],
         user=researcher,
     )
-    services.evaluation_run_start(run=run, user=researcher, start=False)
-    for _ in range(5):
-        drive_llm_runs(services.EVALUATION_PURPOSE)
     run.refresh_from_db()
     assert run.phase == EvaluationRun.Phase.DONE
     assert set(Answer.objects.filter(run=run).values_list("item__uid", flat=True)) == {MCQ_UID}

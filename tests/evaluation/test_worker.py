@@ -3,18 +3,18 @@
 import pytest
 
 from evaluation.models import EvaluationRun
-from tests.evaluation.test_runs import frozen_release, primary  # noqa: F401  (fixtures)
-from tests.llm.conftest import workers  # noqa: F401  (fixture)
-from tests.llm.test_workers import wait_for_workers_ready, wait_until
+from tests.workers import wait_for_workers_ready, wait_until
+
+pytestmark = pytest.mark.worker
 
 
 @pytest.mark.usefixtures("primary")
 def test_a_started_run_is_advanced_by_the_db_worker_to_a_report(
-    frozen_release,  # noqa: F811
+    frozen_release,
     make_endpoint,
     researcher,
     login,
-    workers,  # noqa: F811
+    workers,
 ):
     workers.start()
     wait_for_workers_ready(workers)

@@ -1,23 +1,23 @@
-"""REST API: item list filters, retrieve, create, revise, revisions, token auth, schema and docs."""
+"""Item API: list filters, retrieve, create, revise, revisions, token and session authentication, the items in the
+schema; who may call each endpoint and who is recorded for each write."""
 
 import copy
-import re
 
 import pytest
-from django.conf import settings
-from django.core.cache import cache
 from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
 
 from items.models import Item, ItemRevision
-from tests.factories import PASSWORD, make_item, mcq_content
-
-
-@pytest.fixture(autouse=True)
-def _clear_cache():
-    cache.clear()
-    yield
-    cache.clear()
+from tests.factories import make_item, mcq_content
+from tests.permissions import (
+    NO_CREDENTIALS,
+    UID,
+    assert_api_outcome,
+    assert_written_only_if_allowed,
+    expand,
+    import_record,
+    request_as,
+)
 
 
 @pytest.fixture
@@ -432,32 +432,6 @@ def test_revision_list_covers_every_item(bank, api):
 # --- token authentication ---------------------------------------------------------------------------------
 
 
-def test_token_endpoint_issues_the_users_token_for_the_right_password(client, expert):
-    response = client.post("/api/token/", {"username": "expert1", "password": PASSWORD})
-
-    assert response.status_code == 200
-    assert response.json() == {"token": Token.objects.get(user=expert).key}
-
-
-def test_token_endpoint_refuses_a_wrong_password_and_issues_no_token(client, expert):
-    response = client.post("/api/token/", {"username": "expert1", "password": "not-the-password"})
-
-    assert response.status_code == 400
-    assert response.json() == {"non_field_errors": ["Unable to log in with provided credentials."]}
-    assert not Token.objects.filter(user=expert).exists()
-
-
-def test_token_endpoint_is_rate_limited_per_client(client, expert):
-    limit = settings.LOGIN_MAX_FAILURES * 2
-    for _attempt in range(limit):
-        assert client.post("/api/token/", {"username": "expert1", "password": PASSWORD}).status_code == 200
-
-    response = client.post("/api/token/", {"username": "expert1", "password": PASSWORD})
-
-    assert response.status_code == 429
-    assert "Request was throttled" in response.json()["detail"]
-
-
 def test_token_header_authenticates_list_requests_without_a_session(bank, expert):
     token = Token.objects.create(user=expert)
     client = Client()
@@ -500,7 +474,7 @@ def test_session_client_cannot_write_without_a_csrf_token(taxonomy, expert):
     assert not Item.objects.filter(uid="api-new").exists()
 
 
-# --- schema and docs --------------------------------------------------------------------------------------
+# --- schema -----------------------------------------------------------------------------------------------
 
 
 def test_openapi_schema_describes_the_item_endpoints(api):
@@ -518,34 +492,66 @@ def test_openapi_schema_describes_the_item_endpoints(api):
     assert {"benchmark", "dimension", "kind", "status", "languages", "parity", "q"} <= filters
 
 
-def test_openapi_schema_is_served_as_yaml_by_default(api):
-    response = api.get("/api/schema/")
+# --- who may call what ------------------------------------------------------------------------------------
+
+
+# fmt: off
+API_MATRIX = [
+    # method  path                              payload       anonymous       researcher  expert  lead_expert  admin
+    ("GET",  "/api/items/",                     None,         NO_CREDENTIALS, 200,        200,    200,         200),
+    ("GET",  f"/api/items/{UID}/",              None,         NO_CREDENTIALS, 200,        200,    200,         200),
+    ("POST", "/api/items/",                     "api_create", NO_CREDENTIALS, 403,        201,    201,         201),
+    ("POST", f"/api/items/{UID}/revise/",       "api_revise", NO_CREDENTIALS, 403,        200,    200,         200),
+    ("GET",  f"/api/items/{UID}/revisions/",    None,         NO_CREDENTIALS, 200,        200,    200,         200),
+    ("GET",  "/api/revisions/",                 None,         NO_CREDENTIALS, 200,        200,    200,         200),
+    ("GET",  "/api/benchmarks/",                None,         NO_CREDENTIALS, 200,        200,    200,         200),
+    ("GET",  "/api/dimensions/",                None,         NO_CREDENTIALS, 200,        200,    200,         200),
+    ("GET",  "/api/emotions/",                  None,         NO_CREDENTIALS, 200,        200,    200,         200),
+    ("GET",  "/api/scenarios/",                 None,         NO_CREDENTIALS, 200,        200,    200,         200),
+    ("GET",  "/api/crisis-levels/",             None,         NO_CREDENTIALS, 200,        200,    200,         200),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("method", "path", "payload", "role", "expected"), expand(API_MATRIX))
+def test_api_permission_matrix(client, make_user, taxonomy, method, path, payload, role, expected):
+    response, before = request_as(client, make_user, role, method, path, payload)
+
+    assert_api_outcome(response, expected)
+    assert_written_only_if_allowed(method, expected, before)
+
+
+# --- every write records who made it ----------------------------------------------------------------------
+
+
+def test_api_revise_records_the_caller_as_revision_author_and_item_updater(taxonomy, expert, lead, login):
+    item = make_item(uid="who-api", user=expert)
+    content = mcq_content()
+    content["zh"]["question"] = "米娅此刻有什么感受？"
+
+    response = login(lead).post(
+        "/api/items/who-api/revise/",
+        {"dimension": "hidden_emotion_recognition", "content": content},
+        content_type="application/json",
+    )
 
     assert response.status_code == 200
-    assert response["Content-Type"].startswith("application/vnd.oai.openapi")
-    assert "  /api/items/{uid}/revise/:" in response.content.decode()
+    assert response.json()["updated_by"] == "lead1"
+    item.refresh_from_db()
+    assert item.current_revision.number == 2
+    assert item.current_revision.author == lead
+    assert item.updated_by == lead
+    assert item.created_by == expert
 
 
-def test_api_docs_render_with_local_static_files_only(api):
-    response = api.get("/api/docs/")
+def test_api_create_records_the_creator(taxonomy, lead, login):
+    record = import_record("who-api-new")
+    del record["format"]
 
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert '<div id="swagger-ui"></div>' in html
-    tags = re.findall(r"<(?:script|link)\b[^>]*>", html)
-    urls = [m.group(1) for tag in tags if (m := re.search(r'\b(?:src|href)="([^"]*)"', tag))]
-    assert any(url.endswith("swagger-ui-bundle.js") for url in urls)
-    assert any(url.endswith("swagger-ui.css") for url in urls)
-    for url in urls:
-        assert not re.match(r"(?:https?:)?//", url), url
-        assert url.startswith("/static/"), url
-    assert "/api/schema/" in html
+    response = login(lead).post("/api/items/", record, content_type="application/json")
 
-
-def test_api_docs_static_files_are_served(api):
-    html = api.get("/api/docs/").content.decode()
-    urls = re.findall(r'<script\b[^>]*\bsrc="(/static/[^"]+)"', html)
-
-    assert urls
-    for url in urls:
-        assert api.get(url).status_code == 200, url
+    assert response.status_code == 201
+    assert response.json()["created_by"] == "lead1"
+    item = Item.objects.get(uid="who-api-new")
+    assert item.created_by == lead
+    assert item.current_revision.author == lead

@@ -78,25 +78,3 @@ def test_bad_job_settings_are_refused(template, make_endpoint, lead):
         drafting.drafting_job_start(
             template=template, endpoint=make_endpoint("sim-drafter"), count=0, languages=["en"], user=lead
         )
-
-
-def test_responses_are_generated_from_an_endpoint_and_collected_once(transactional_db, taxonomy, lead, make_endpoint):
-    from items.models import Benchmark
-    from labelling import services as comparisons
-    from labelling.models import ModelResponse
-
-    make_item(uid="open-gen", kind="open_prompt", dimension="emotion_matching", user=lead, status="accepted")
-    endpoint = make_endpoint("sim-style-concise")
-    run = comparisons.responses_generate(
-        benchmark=Benchmark.objects.get(slug="facet"), endpoint=endpoint, user=lead, start=False
-    )
-    with pytest.raises(ValidationError, match="still working"):
-        comparisons.responses_collect(run=run)
-    runner.run_work(run_id=run.pk)
-    # The responses collector stored both replies when the run finished; collecting again stores nothing.
-    run.refresh_from_db()
-    assert run.collected_at is not None and not run.collect_error
-    assert ModelResponse.objects.filter(item__uid="open-gen").count() == 2
-    assert comparisons.responses_collect(run=run, user=lead) == {"created": 0, "missing": 0}
-    response = ModelResponse.objects.get(item__uid="open-gen", language="zh")
-    assert (response.model_name, response.source) == ("sim-style-concise", "generated")

@@ -1,26 +1,28 @@
-"""Item pages: list, detail, editor, history diffs, create, export/import, and the language switcher."""
+"""Item pages: list, detail, editor with autosave, history diffs, create, export/import, coverage; who may open
+each page and who is recorded for each write."""
 
 import json
 import re
 
 import pytest
-from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client, override_settings
-from django.utils import translation
-from django.utils.translation import gettext
+from django.test import override_settings
 
-from core.models import UserProfile
 from items import services
-from items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, ItemRevision, Scenario
+from items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, ItemDraft, ItemRevision, Scenario
 from items.views.items import PAGE_SIZE
-from tests.factories import PASSWORD, make_item, mcq_content
-
-
-@pytest.fixture(autouse=True)
-def _reset_language():
-    yield
-    translation.activate(settings.LANGUAGE_CODE)
+from tests.factories import make_item, mcq_content
+from tests.permissions import (
+    LOGIN,
+    UID,
+    assert_page_outcome,
+    assert_written_only_if_allowed,
+    edited_question_form,
+    expand,
+    import_record,
+    jsonl_file,
+    request_as,
+)
 
 
 def editor_form(item: Item, **changes: str) -> dict:
@@ -120,6 +122,16 @@ def test_item_list_without_htmx_returns_the_whole_page(listed, researcher, login
     assert '<div id="results">' in html
 
 
+def test_lead_expert_sees_item_list_with_demo_item(taxonomy, lead, login):
+    from tests.factories import make_item
+
+    make_item(uid="smoke-1", user=lead)
+    client = login(lead)
+    response = client.get("/items/")
+    assert response.status_code == 200
+    assert b"smoke-1" in response.content
+
+
 # --- detail -----------------------------------------------------------------------------------------------
 
 
@@ -165,6 +177,13 @@ def test_item_detail_reports_differing_option_counts(taxonomy, researcher, login
 
 def test_item_detail_of_unknown_uid_is_404(taxonomy, researcher, login):
     assert login(researcher).get("/items/no-such-item/").status_code == 404
+
+
+def test_item_detail_warns_about_a_near_duplicate(taxonomy, lead, researcher, login):
+    make_item(uid="orig", user=lead)
+    make_item(uid="twin", user=lead)
+    html = login(researcher).get("/items/twin/").content.decode()
+    assert "Possible near-duplicate" in html and "/items/orig/" in html
 
 
 # --- editor -----------------------------------------------------------------------------------------------
@@ -277,6 +296,25 @@ def test_edit_post_with_oversize_text_is_400_naming_the_field(taxonomy, expert, 
     assert response.status_code == 400
     assert "content.en.question: text too long: 79 characters (limit 50)" in response.content.decode()
     assert item.revisions.count() == 1
+
+
+def test_editor_autosaves_and_restores_a_draft_until_the_revision_is_saved(taxonomy, expert, login):
+    make_item(uid="auto-1", user=expert)
+    client = login(expert)
+    form = client.get("/items/auto-1/edit/")
+    assert form.status_code == 200
+    data = {
+        "en-question": "Autosaved wording?",
+        "dimension": str(Item.objects.get(uid="auto-1").dimension_id),
+        "base_revision": "1",
+    }
+    response = client.post("/items/auto-1/autosave/", data)
+    assert response.status_code == 200 and "Draft autosaved" in response.content.decode()
+    assert ItemDraft.objects.get(item__uid="auto-1").data["en-question"] == ["Autosaved wording?"]
+    restored = client.get("/items/auto-1/edit/").content.decode()
+    assert "Restored your unsaved draft" in restored and "Autosaved wording?" in restored
+    client.get("/items/auto-1/edit/?draft=discard")
+    assert not ItemDraft.objects.exists()
 
 
 def test_history_defaults_to_the_diff_of_the_two_newest_revisions(taxonomy, researcher, expert, login):
@@ -512,79 +550,107 @@ def test_import_page_without_a_file_asks_for_one(taxonomy, expert, login):
     assert "Choose a JSONL file to import." in response.content.decode()
 
 
-# --- language switcher ------------------------------------------------------------------------------------
+# --- coverage ---------------------------------------------------------------------------------------------
 
 
-def html_lang(response) -> str:
-    return re.search(r'<html lang="([^"]+)">', response.content.decode()).group(1)
+def test_coverage_page_highlights_gaps_and_links_cells_to_items(taxonomy, lead, researcher, login):
+    make_item(uid="cov-1", user=lead, status="accepted")
+    html = login(researcher).get("/coverage/?benchmark=facet&by=valence&lang=zh").content.decode()
+    assert 'class="gap"' in html and "−47" in html
+    link = "/items/?benchmark=facet&amp;dimension=hidden_emotion_recognition&amp;status=accepted&amp;lang=en"
+    assert link in html
+    listed = login(researcher).get(
+        "/items/?benchmark=facet&dimension=hidden_emotion_recognition&status=accepted&lang=en"
+    )
+    assert b"cov-1" in listed.content
 
 
-def test_pages_render_in_english_by_default(taxonomy, expert, login):
-    response = login(expert).get("/items/")
-
-    assert html_lang(response) == "en"
-    assert response["Content-Language"] == "en"
+# --- who may open what ------------------------------------------------------------------------------------
 
 
-def test_switching_to_chinese_is_stored_on_the_profile_and_applied_to_pages(taxonomy, expert, login):
-    client = login(expert)
+# fmt: off
+PAGE_MATRIX = [
+    # method  path                        payload    anonymous  researcher   expert       lead_expert  admin
+    ("GET",  "/",                         None,      LOGIN,     200,         200,         200,         200),
+    ("GET",  "/items/",                   None,      LOGIN,     200,         200,         200,         200),
+    ("GET",  f"/items/{UID}/",            None,      LOGIN,     200,         200,         200,         200),
+    ("GET",  f"/items/{UID}/edit/",       None,      LOGIN,     403,         200,         200,         200),
+    ("POST", f"/items/{UID}/edit/",       "edit",    LOGIN,     403,         302,         302,         302),
+    ("GET",  f"/items/{UID}/history/",    None,      LOGIN,     200,         200,         200,         200),
+    ("GET",  "/items/new/",               None,      LOGIN,     403,         200,         200,         200),
+    ("POST", "/items/new/",               "create",  LOGIN,     403,         302,         302,         302),
+    ("GET",  "/items/import/",            None,      LOGIN,     403,         200,         200,         200),
+    ("POST", "/items/import/",            "import",  LOGIN,     403,         200,         200,         200),
+    ("GET",  "/items/export.jsonl",       None,      LOGIN,     200,         200,         200,         200),
+    ("GET",  "/taxonomy/",                None,      LOGIN,     200,         200,         200,         200),
+    ("GET",  "/schema/item.json",         None,      LOGIN,     200,         200,         200,         200),
+]
+# fmt: on
 
-    response = client.post("/language/", {"language": "zh-hans", "next": "/items/"})
+
+@pytest.mark.parametrize(("method", "path", "payload", "role", "expected"), expand(PAGE_MATRIX))
+def test_page_permission_matrix(client, make_user, taxonomy, method, path, payload, role, expected):
+    response, before = request_as(client, make_user, role, method, path, payload)
+
+    assert_page_outcome(response, path, expected)
+    assert_written_only_if_allowed(method, expected, before)
+
+
+def test_researcher_is_not_offered_edit_or_import_links(taxonomy, researcher, login):
+    make_item(uid="links-1")
+    body = login(researcher).get("/items/links-1/").content.decode()
+
+    assert 'href="/items/links-1/history/"' in body
+    assert 'href="/items/links-1/edit/"' not in body
+    assert 'href="/items/import/"' not in body
+    assert 'href="/admin/"' not in body
+
+
+def test_expert_is_offered_edit_and_import_links_but_not_admin(taxonomy, expert, login):
+    make_item(uid="links-2")
+    body = login(expert).get("/items/links-2/").content.decode()
+
+    assert 'href="/items/links-2/edit/"' in body
+    assert 'href="/items/import/"' in body
+    assert 'href="/admin/"' not in body
+
+
+# --- every write records who made it ----------------------------------------------------------------------
+
+
+def test_page_edit_records_the_editor_as_revision_author_and_item_updater(taxonomy, lead, expert, login):
+    item = make_item(uid="who-edit", user=lead)
+
+    response = login(expert).post("/items/who-edit/edit/", edited_question_form(item))
 
     assert response.status_code == 302
-    assert response["Location"] == "/items/"
-    expert.refresh_from_db()
-    assert expert.profile.language == "zh-hans"
-    page = client.get("/items/")
-    assert html_lang(page) == "zh-hans"
-    assert page["Content-Language"] == "zh-hans"
+    item.refresh_from_db()
+    assert item.current_revision.number == 2
+    assert item.current_revision.author == expert
+    assert item.updated_by == expert
+    assert item.created_by == lead
+    assert ItemRevision.objects.get(item=item, number=1).author == lead
 
 
-def test_chosen_language_follows_the_user_into_a_new_session(taxonomy, expert, login):
-    login(expert).post("/language/", {"language": "zh-hans", "next": "/"})
-    other = Client()
-    assert other.login(username=expert.username, password=PASSWORD)
+def test_page_create_records_the_creator(taxonomy, expert, login):
+    facet = Benchmark.objects.get(slug="facet")
 
-    assert html_lang(other.get("/")) == "zh-hans"
-
-
-def test_profile_language_wins_over_the_browser_language(taxonomy, expert, login):
-    client = login(expert)
-    client.post("/language/", {"language": "en", "next": "/"})
-
-    response = client.get("/", HTTP_ACCEPT_LANGUAGE="zh-hans")
-
-    assert html_lang(response) == "en"
-    assert response["Content-Language"] == "en"
-
-
-def test_unsupported_language_shows_an_error_and_changes_nothing(taxonomy, expert, login):
-    client = login(expert)
-    client.post("/language/", {"language": "zh-hans", "next": "/"})
-
-    response = client.post("/language/", {"language": "fr", "next": "/items/"})
+    response = login(expert).post("/items/new/", {"uid": "who-new", "benchmark": facet.pk, "kind": "mcq"})
 
     assert response.status_code == 302
-    assert response["Location"] == "/items/"
-    expert.refresh_from_db()
-    assert expert.profile.language == "zh-hans"
-    page = client.get("/items/")
-    with translation.override("zh-hans"):
-        message = gettext("Unsupported language %(lang)s.") % {"lang": "fr"}
-    assert f'<li class="msg-error">{message}</li>' in page.content.decode()
-    assert html_lang(page) == "zh-hans"
+    item = Item.objects.get(uid="who-new")
+    assert item.created_by == expert
+    assert item.updated_by == expert
+    assert item.current_revision.author == expert
 
 
-@pytest.mark.parametrize("target", ["https://evil.example/phish", "//evil.example/phish", "http://testserver.evil/"])
-def test_language_switch_does_not_follow_next_to_another_host(taxonomy, expert, login, target):
-    response = login(expert).post("/language/", {"language": "zh-hans", "next": target})
+def test_page_import_records_the_importer(taxonomy, expert, login):
+    response = login(expert).post(
+        "/items/import/", {"file": jsonl_file(import_record("who-imported")), "format": "eistudio"}
+    )
 
-    assert response.status_code == 302
-    assert response["Location"] == "/"
-
-
-def test_language_switch_only_accepts_post(taxonomy, expert, login):
-    response = login(expert).get("/language/?language=zh-hans")
-
-    assert response.status_code == 405
-    assert not UserProfile.objects.filter(user=expert).exists()
+    assert response.status_code == 200
+    item = Item.objects.get(uid="who-imported")
+    assert item.created_by == expert
+    assert item.current_revision.author == expert
+    assert item.origin == Item.Origin.IMPORTED

@@ -1,8 +1,9 @@
-"""Canonical orientation of pairwise verdicts: the one mapping from the order shown back to A and B (pure)."""
+"""Pairwise verdicts and blinding (pure): the one mapping from the order shown back to A and B, and the
+anonymisation of model names in responses."""
 
 import pytest
 
-from labelling.pairwise import canonical_score, shown_choice
+from labelling.pairwise import anonymise, canonical_score, shown_choice
 
 
 @pytest.mark.parametrize(
@@ -43,3 +44,39 @@ def test_canonical_score_rejects_verdicts_off_the_scale(shown_order, winner, mar
 def test_shown_choice_inverts_canonical_score(shown_order, score):
     winner, margin = shown_choice(shown_order=shown_order, score=score)
     assert canonical_score(shown_order=shown_order, winner=winner, margin=margin) == score
+
+
+@pytest.mark.parametrize(
+    ("order", "winner", "margin", "score"),
+    [
+        ("AB", "left", 3, 3),
+        ("AB", "right", 5, -5),
+        ("BA", "left", 3, -3),
+        ("BA", "right", 1, 1),
+        ("BA", "tie", None, 0),
+    ],
+)
+def test_labels_are_stored_in_canonical_orientation(order, winner, margin, score):
+    assert canonical_score(shown_order=order, winner=winner, margin=margin) == score
+    assert shown_choice(shown_order=order, score=score) == (winner, margin or 0)
+
+
+@pytest.mark.parametrize(("winner", "margin"), [("left", 0), ("left", 6), ("tie", 2), ("both", 1), ("right", None)])
+def test_invalid_verdicts_are_refused(winner, margin):
+    with pytest.raises(ValueError):
+        canonical_score(shown_order="AB", winner=winner, margin=margin)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("As an AI language model developed by OpenAI, I hear you.", "[model], I hear you."),
+        ("I'm ChatGPT and I care.", "I'm [model] and I care."),
+        ("m-beta here: take a breath.", "[model] here: take a breath."),
+        ("作为一个由深度求索开发的人工智能助手，我理解你。", "[model]，我理解你。"),
+        ("我是通义千问，我在这里陪你。", "我是[model]，我在这里陪你。"),
+        ("Beta-blockers are medicines.", "Beta-blockers are medicines."),
+    ],
+)
+def test_anonymise_removes_model_names_and_self_identification(text, expected):
+    assert anonymise(text, ["m-beta"]) == expected

@@ -1,4 +1,4 @@
-"""Model responses, comparison sets, canonical labels and the labelling pages."""
+"""Model responses (imported, or generated through an endpoint and collected once), comparison sets, labels."""
 
 import json
 
@@ -10,50 +10,14 @@ from items.models import Benchmark
 from items.services import ImportFailed
 from labelling import services as comparisons
 from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
-from labelling.pairwise import canonical_score, shown_choice
+from llm import runner
 from tests.factories import make_item
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize(
-    ("order", "winner", "margin", "score"),
-    [
-        ("AB", "left", 3, 3),
-        ("AB", "right", 5, -5),
-        ("BA", "left", 3, -3),
-        ("BA", "right", 1, 1),
-        ("BA", "tie", None, 0),
-    ],
-)
-def test_labels_are_stored_in_canonical_orientation(order, winner, margin, score):
-    assert canonical_score(shown_order=order, winner=winner, margin=margin) == score
-    assert shown_choice(shown_order=order, score=score) == (winner, margin or 0)
-
-
-@pytest.mark.parametrize(("winner", "margin"), [("left", 0), ("left", 6), ("tie", 2), ("both", 1), ("right", None)])
-def test_invalid_verdicts_are_refused(winner, margin):
-    with pytest.raises(ValueError):
-        canonical_score(shown_order="AB", winner=winner, margin=margin)
-
-
 def jsonl(*rows):
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
-
-
-@pytest.fixture
-def prompts(taxonomy, lead):
-    items = []
-    for i, dim in enumerate(["emotion_matching", "emotion_deepening"]):
-        items.append(make_item(uid=f"op-{i}", kind="open_prompt", dimension=dim, user=lead, status="accepted"))
-    rows = [
-        {"item": item.uid, "language": lang, "model": model, "text": f"{model} answers {item.uid} in {lang}."}
-        for item in items
-        for lang in ("en", "zh")
-        for model in ("m-alpha", "m-beta", "m-gamma")
-    ]
-    assert comparisons.responses_import(data=jsonl(*rows), user=lead) == {"created": 12, "unchanged": 0}
-    return items
 
 
 def test_response_import_is_idempotent_and_refuses_bad_rows_entirely(prompts, lead):
@@ -133,25 +97,6 @@ def test_label_rules_not_assigned_second_label_and_margin(prompts, make_user, re
     assert ExpertLabel.objects.count() == 1
 
 
-def test_labelling_page_hides_model_names_and_other_experts_labels(prompts, make_user, login):
-    experts = [make_user("expert", username=f"e{i}") for i in range(2)]
-    cs = build(experts)
-    comparison = cs.comparisons.first()
-    comparisons.label_submit(comparison=comparison, expert=experts[0], winner="left", margin=5, rationale="SECRET-NOTE")
-    client = login(experts[1])
-    assignment = LabelAssignment.objects.get(comparison=comparison, expert=experts[1])
-    html = client.get(f"/labelling/{cs.pk}/{assignment.pk}/").content.decode()
-    assert "answers op-" in html
-    assert "m-alpha" not in html and "m-beta" not in html and "m-gamma" not in html
-    assert "SECRET-NOTE" not in html
-    response = client.post(f"/labelling/{cs.pk}/{assignment.pk}/", {"winner": "right", "margin": "2"})
-    assert response.status_code == 302
-    label = ExpertLabel.objects.get(assignment=assignment)
-    assert label.score == (-2 if assignment.shown_order == "AB" else 2)
-    other = LabelAssignment.objects.get(comparison=comparison, expert=experts[0])
-    assert client.get(f"/labelling/{cs.pk}/{other.pk}/").status_code == 403
-
-
 def test_comparison_never_pairs_a_response_with_itself(prompts):
     response = ModelResponse.objects.first()
     cs = ComparisonSet.objects.create(name="constraint", benchmark=Benchmark.objects.get(slug="facet"))
@@ -166,18 +111,19 @@ def test_comparison_never_pairs_a_response_with_itself(prompts):
         )
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("As an AI language model developed by OpenAI, I hear you.", "[model], I hear you."),
-        ("I'm ChatGPT and I care.", "I'm [model] and I care."),
-        ("m-beta here: take a breath.", "[model] here: take a breath."),
-        ("作为一个由深度求索开发的人工智能助手，我理解你。", "[model]，我理解你。"),
-        ("我是通义千问，我在这里陪你。", "我是[model]，我在这里陪你。"),
-        ("Beta-blockers are medicines.", "Beta-blockers are medicines."),
-    ],
-)
-def test_anonymise_removes_model_names_and_self_identification(text, expected):
-    from labelling.pairwise import anonymise
-
-    assert anonymise(text, ["m-beta"]) == expected
+def test_responses_are_generated_from_an_endpoint_and_collected_once(transactional_db, taxonomy, lead, make_endpoint):
+    make_item(uid="open-gen", kind="open_prompt", dimension="emotion_matching", user=lead, status="accepted")
+    endpoint = make_endpoint("sim-style-concise")
+    run = comparisons.responses_generate(
+        benchmark=Benchmark.objects.get(slug="facet"), endpoint=endpoint, user=lead, start=False
+    )
+    with pytest.raises(ValidationError, match="still working"):
+        comparisons.responses_collect(run=run)
+    runner.run_work(run_id=run.pk)
+    # The responses collector stored both replies when the run finished; collecting again stores nothing.
+    run.refresh_from_db()
+    assert run.collected_at is not None and not run.collect_error
+    assert ModelResponse.objects.filter(item__uid="open-gen").count() == 2
+    assert comparisons.responses_collect(run=run, user=lead) == {"created": 0, "missing": 0}
+    response = ModelResponse.objects.get(item__uid="open-gen", language="zh")
+    assert (response.model_name, response.source) == ("sim-style-concise", "generated")

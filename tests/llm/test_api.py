@@ -1,10 +1,11 @@
-"""The /api/llm/ endpoints: endpoints (admins write), runs (start, progress, results, actions), calls (read)."""
+"""The /api/llm/ endpoints: endpoints (admins write), runs (start, progress, results, actions), calls (read); who
+may call each."""
 
 import pytest
 
 from llm import services
 from llm.models import Endpoint, Run
-from tests.llm.conftest import mcq_prompts
+from tests.factories import mcq_prompts
 
 
 @pytest.fixture
@@ -92,3 +93,26 @@ def test_the_openapi_schema_documents_the_llm_api(api, researcher):
     schema = api(researcher).get("/api/schema/").content.decode()
     assert "/api/llm/runs/{id}/progress/" in schema and "/api/llm/endpoints/{id}/test/" in schema
     assert Endpoint.objects.count() == 0
+
+
+# --- who may do what --------------------------------------------------------------------------------------
+
+ROLES = ("anonymous", "expert", "lead_expert", "researcher", "admin")
+API = [
+    ("get", "/api/llm/endpoints/", (403, 403, 403, 200, 200)),
+    ("post", "/api/llm/endpoints/", (403, 403, 403, 403, 400)),
+    ("get", "/api/llm/runs/", (403, 403, 403, 200, 200)),
+    ("get", "/api/llm/runs/{run}/progress/", (403, 403, 403, 200, 200)),
+    ("post", "/api/llm/runs/{run}/cancel/", (403, 403, 403, 200, 200)),
+    ("get", "/api/llm/calls/", (403, 403, 403, 200, 200)),
+]
+
+
+@pytest.mark.parametrize("role_index", range(len(ROLES)), ids=ROLES)
+def test_llm_api_follows_the_role_matrix(client, make_user, objects, role_index):
+    role = ROLES[role_index]
+    if role != "anonymous":
+        client.force_login(make_user(role, username=f"api-{role}"))
+    for method, path, expected in API:
+        response = getattr(client, method)(path.format(**objects), content_type="application/json")
+        assert response.status_code == expected[role_index], (role, method, path, response.content[:200])

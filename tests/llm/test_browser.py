@@ -6,13 +6,11 @@ from playwright.sync_api import expect
 from llm import services
 from llm.models import Run
 from tests.browser.conftest import browser, page  # noqa: F401
-from tests.factories import PASSWORD
-from tests.llm.conftest import mcq_prompts
+from tests.factories import PASSWORD, mcq_prompts
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
-    pytest.mark.usefixtures("restore_taxonomy_after_module"),
 ]
 
 

@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from llm import services
 from llm.management.commands._progress import bar
 from llm.models import Endpoint, Run
-from tests.llm.conftest import mcq_prompts
+from tests.factories import mcq_prompts
 
 
 def run_command(*args: object) -> str:

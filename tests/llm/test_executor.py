@@ -39,6 +39,7 @@ def run(cfg: EndpointConfig, specs: list[CallSpec]) -> list:
     return asyncio.run(execute_all(cfg, specs))
 
 
+@pytest.mark.usefixtures("simulator_idle")
 def test_calls_run_concurrently_up_to_the_endpoint_limit(simulator):
     simulator.configure(latency_ms=100, jitter_ms=0)
     started = time.monotonic()

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from llm import collectors, lifecycle, runner, services
 from llm.models import Run
-from tests.llm.conftest import mcq_prompts
+from tests.factories import mcq_prompts
 
 PURPOSE = "tests.lifecycle"
 SEEN: list[tuple[int, list[dict]]] = []

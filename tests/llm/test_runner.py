@@ -12,9 +12,7 @@ from django.utils import timezone
 from llm import runner, services
 from llm.executor import CallOutcome, CallSpec
 from llm.models import LLMCall, Run, RunChunk, RunItem
-from tests.llm.conftest import mcq_prompts
-
-pytestmark = pytest.mark.usefixtures("restore_taxonomy_after_module")
+from tests.factories import mcq_prompts
 
 
 def work(run: Run) -> Run:

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from llm import services
 from llm.models import Endpoint, LLMCall, Run
-from tests.llm.conftest import mcq_prompts
+from tests.factories import mcq_prompts
 
 SECRET = "sk-test-Zq8vN3pLr7TxW2kM9bYc"
 LOGGERS = (None, "openai", "httpx", "httpx2", "httpcore", "httpcore2", "llm", "django")

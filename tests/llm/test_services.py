@@ -6,7 +6,7 @@ from django_tasks_db.models import DBTaskResult
 
 from llm import selectors, services
 from llm.models import Endpoint, LLMCall, Run, RunChunk, RunItem
-from tests.llm.conftest import mcq_prompts
+from tests.factories import mcq_prompts
 
 SECRET = "sk-test-DO-NOT-LEAK-1234567890"
 

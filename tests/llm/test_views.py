@@ -1,4 +1,5 @@
-"""The LLM pages: runs with live progress and actions, calls, endpoints with test connection; htmx partials."""
+"""The LLM pages: runs with live progress and actions, calls, endpoints with test connection; htmx partials; who
+may open each page (researchers run and inspect runs and see endpoints; admins manage endpoints)."""
 
 import io
 import json
@@ -8,7 +9,7 @@ from django.urls import reverse
 
 from llm import services
 from llm.models import Endpoint, LLMCall, Run
-from tests.llm.conftest import mcq_prompts
+from tests.factories import mcq_prompts
 
 
 @pytest.fixture
@@ -140,3 +141,46 @@ def test_the_endpoint_list_says_whether_the_key_variable_is_set(login, researche
     html = login(researcher).get(reverse("llm:endpoint-list")).content.decode()
     assert "EISTUDIO_VIEW_KEY" in html and "not set" in html and "sk-xyz" not in html
     assert "Test connection" not in html  # researchers see endpoints but do not manage them
+
+
+# --- who may do what --------------------------------------------------------------------------------------
+
+ROLES = ("anonymous", "expert", "lead_expert", "researcher", "admin")
+
+# (method, url name, args key, expected status for: anonymous, expert, lead_expert, researcher, admin)
+PAGES = [
+    ("get", "llm:run-list", None, (302, 403, 403, 200, 200)),
+    ("get", "llm:run-detail", "run", (302, 403, 403, 200, 200)),
+    ("get", "llm:run-progress", "run", (302, 403, 403, 200, 200)),
+    ("get", "llm:run-export", "run", (302, 403, 403, 200, 200)),
+    ("get", "llm:run-create", None, (302, 403, 403, 200, 200)),
+    ("post", "llm:run-action-pause", "run", (302, 403, 403, 302, 302)),
+    ("get", "llm:call-detail", "call", (302, 403, 403, 200, 200)),
+    ("get", "llm:endpoint-list", None, (302, 403, 403, 200, 200)),
+    ("get", "llm:endpoint-create", None, (302, 403, 403, 403, 200)),
+    ("get", "llm:endpoint-edit", "endpoint", (302, 403, 403, 403, 200)),
+    ("post", "llm:endpoint-test", "endpoint", (302, 403, 403, 403, 302)),
+]
+
+
+def url_for(name: str, key: str | None, objects: dict) -> str:
+    if name == "llm:run-action-pause":
+        return reverse("llm:run-action", args=[objects["run"], "pause"])
+    return reverse(name, args=[objects[key]] if key else [])
+
+
+@pytest.mark.parametrize("role_index", range(len(ROLES)), ids=ROLES)
+def test_llm_pages_follow_the_role_matrix(client, make_user, objects, role_index):
+    role = ROLES[role_index]
+    if role != "anonymous":
+        client.force_login(make_user(role, username=f"perm-{role}"))
+    for method, name, key, expected in PAGES:
+        response = getattr(client, method)(url_for(name, key, objects))
+        assert response.status_code == expected[role_index], (role, name)
+
+
+def test_the_nav_link_appears_only_for_those_who_may_see_runs(client, make_user):
+    client.force_login(make_user("expert", username="nav-expert"))
+    assert reverse("llm:run-list") not in client.get("/").content.decode()
+    client.force_login(make_user("researcher", username="nav-researcher"))
+    assert reverse("llm:run-list") in client.get("/").content.decode()

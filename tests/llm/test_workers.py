@@ -12,28 +12,16 @@ import pytest
 
 from llm import services
 from llm.models import Run, RunChunk, RunItem
-from tests.llm.conftest import mcq_prompts
+from tests.factories import mcq_prompts
+from tests.workers import wait_for_workers_ready, wait_until
 
-pytestmark = pytest.mark.usefixtures("restore_taxonomy_after_module")
+pytestmark = pytest.mark.worker
 SECRET = "sk-test-worker-secret-0987654321"
-
-
-def wait_until(predicate: object, timeout: float = 60, message: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {message or predicate}")
 
 
 def refreshed(run: Run) -> Run:
     run.refresh_from_db()
     return run
-
-
-def wait_for_workers_ready(workers) -> None:
-    wait_until(lambda: all("Starting worker" in p.log.read_text() for p in workers.processes), 30, "workers ready")
 
 
 def test_two_workers_share_one_run_without_sending_anything_twice(transactional_db, make_endpoint, simulator, workers):

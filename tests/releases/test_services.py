@@ -4,7 +4,6 @@ import hashlib
 import io
 import json
 import zipfile
-from datetime import UTC, datetime
 
 import jsonschema
 import pyarrow.parquet as pq
@@ -21,43 +20,9 @@ from releases import services as releases
 from releases.export import verify_directory
 from releases.models import FrozenReleaseError, Release, ReleaseItem
 from tests.factories import make_item, mcq_content
+from tests.releases.conftest import FIXED_NOW
 
 pytestmark = pytest.mark.django_db
-FIXED_NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-
-
-def open_prompt(en, zh):
-    return {"en": {"prompt": en}, "zh": {"prompt": zh}}
-
-
-@pytest.fixture
-def fixed_clock(monkeypatch):
-    monkeypatch.setattr(releases.timezone, "now", lambda: FIXED_NOW)
-
-
-@pytest.fixture
-def accepted_items(taxonomy, lead):
-    items = [make_item(uid=f"rel-{i}", user=lead, status="accepted") for i in range(3)]
-    items.append(
-        make_item(
-            uid="rel-open",
-            kind="open_prompt",
-            dimension="emotion_matching",
-            content=open_prompt(
-                "My cat died this morning and I can't stop crying.", "我的猫今天早上走了，我一直在哭。"
-            ),
-            user=lead,
-            status="accepted",
-        )
-    )
-    # The three MCQs share their text, so give them distinct contexts to keep near-duplicates out of the way.
-    for n, item in enumerate(items[:3]):
-        content = mcq_content()
-        content["en"]["context"] = ["A quiet office on a Monday.", "Grandma's 80th birthday party.", "An exam hall."][n]
-        content["zh"]["context"] = ["周一安静的办公室。", "奶奶的八十岁生日宴。", "考场里。"][n]
-        services.item_revise(item=item, state=services.ItemState(dimension=item.dimension, content=content), user=lead)
-    make_item(uid="rel-draft", user=lead, status="draft")
-    return items
 
 
 def build(version="1.0.0", **kwargs):
@@ -117,12 +82,6 @@ def test_an_empty_release_cannot_be_frozen_even_with_a_reason(taxonomy):
         releases.release_freeze(release=release, user=None, override_reason="whatever")
 
 
-@pytest.fixture
-def frozen(accepted_items, fixed_clock):
-    release = build()
-    return releases.release_freeze(release=release, user=None, override_reason="test subset")
-
-
 def test_frozen_release_refuses_every_service(frozen):
     for attempt in (
         lambda: releases.release_update(release=frozen, user=None, title="new"),
@@ -174,24 +133,6 @@ def test_frozen_release_refuses_raw_sql_through_database_triggers(frozen):
         ):
             cursor.execute(sql)
     assert Release.objects.get(pk=frozen.pk).title == "FACET 1.0.0"
-
-
-def test_frozen_release_refuses_ui_api_and_admin(frozen, admin_user, login):
-    client = login(admin_user)
-    base = f"/releases/facet/{frozen.version}/"
-    response = client.post(base + "edit/", {"title": "changed"}, follow=True)
-    assert "is frozen and cannot change" in response.content.decode()
-    response = client.post(base + "freeze/", {"confirm": "on", "override_reason": "x"}, follow=True)
-    assert "is frozen and cannot change" in response.content.decode()
-    response = client.post(f"/api/releases/{frozen.pk}/items/", {"remove": ["rel-0"]}, content_type="application/json")
-    assert response.status_code == 400 and "frozen" in response.content.decode()
-    response = client.post(f"/api/releases/{frozen.pk}/freeze/", {}, content_type="application/json")
-    assert response.status_code == 400
-    response = client.post(f"/admin/releases/release/{frozen.pk}/change/", {"title": "admin edit"})
-    assert response.status_code == 403
-    response = client.post(f"/admin/releases/release/{frozen.pk}/delete/", {"post": "yes"})
-    assert response.status_code == 403
-    assert Release.objects.get(pk=frozen.pk).title == "FACET 1.0.0" and frozen.entries.count() == 4
 
 
 def test_editing_an_item_after_freezing_does_not_change_the_release(frozen, lead):
@@ -347,15 +288,3 @@ def test_emobench_benchmark_is_frozen_and_exported_end_to_end(taxonomy, external
     assert verify_directory(out) == []
     assert len(files["items.en.jsonl"].splitlines()) == 200 and len(files["items.zh.jsonl"].splitlines()) == 200
     assert "| **total** | | 200 | 200 |" in files["README.md"].decode()
-
-
-def test_checklist_is_worded_in_the_interface_language(frozen, admin_user, login):
-    from django.utils import translation
-
-    from releases.views import checklist_display
-
-    checks = checklist_display(frozen.validation["checks"])
-    assert checks[0]["summary"] == "4 items"
-    with translation.override("zh-hans"):
-        zh = checklist_display(frozen.validation["checks"])
-    assert zh[0]["summary"] == "4 道题目" and zh[1]["summary"] == "4 道题目中 4 道已通过"

@@ -1,60 +1,18 @@
-"""Screening rounds: assignment, blind review, closing, adjudication and statistics."""
+"""Screening rounds: assignment, blind review, drafts, closing and adjudication."""
 
 import pytest
 from django.core.exceptions import ValidationError
 
-from items.models import Benchmark, Item
-from screening import selectors
+from items.models import Item
 from screening import services as screening
 from screening.models import Criterion, Review, ReviewAssignment, RoundItem
-from tests.factories import make_item, mcq_content
+from tests.factories import REVIEW_SCORES, make_item, make_review, make_screening_round
 
 pytestmark = pytest.mark.django_db
 
-SCORES = {
-    "scenario_plausibility": 4,
-    "linguistic_clarity": 5,
-    "emotional_ambiguity": 3,
-    "difficulty_level": 3,
-    "coverage": 4,
-    "option_quality": 4,
-    "answer_key_correctness": "pass",
-}
-
-
-@pytest.fixture
-def reviewers(make_user):
-    return [make_user("expert", username=f"rev{i}") for i in range(3)]
-
-
-@pytest.fixture
-def candidates(taxonomy, lead):
-    items = []
-    for i in range(4):
-        content = mcq_content()
-        content["en"]["context"] = f"Candidate scenario number {i}."
-        items.append(make_item(uid=f"cand-{i}", content=content, user=lead))
-    return items
-
-
-def open_round(lead, reviewers, per_item=2, **kwargs):
-    return screening.round_open(
-        benchmark=Benchmark.objects.get(slug="facet"),
-        title="Round A",
-        user=lead,
-        reviewers=reviewers,
-        reviewers_per_item=per_item,
-        **kwargs,
-    )
-
-
-def submit(round, uid, reviewer, decision, comment="because"):
-    ri = RoundItem.objects.get(round=round, item__uid=uid)
-    return screening.review_submit(round_item=ri, reviewer=reviewer, scores=SCORES, decision=decision, comment=comment)
-
 
 def test_opening_assigns_each_item_to_distinct_reviewers_with_balanced_load(candidates, lead, reviewers):
-    round = open_round(lead, reviewers)
+    round = make_screening_round(user=lead, reviewers=reviewers)
     assert round.number == 1 and round.round_items.count() == 4
     for ri in round.round_items.all():
         assert ri.assignments.count() == 2
@@ -68,33 +26,33 @@ def test_opening_assigns_each_item_to_distinct_reviewers_with_balanced_load(cand
 
 def test_opening_refuses_bad_settings_and_writes_nothing(candidates, lead, reviewers, researcher):
     with pytest.raises(ValidationError) as exc:
-        open_round(lead, [researcher], per_item=2)
+        make_screening_round(user=lead, reviewers=[researcher], reviewers_per_item=2)
     assert "Not allowed to review: researcher1." in exc.value.messages
     assert "Reviewers per item must be between 1 and the number of reviewers (1)." in exc.value.messages
     with pytest.raises(ValidationError, match="No draft or in-screening items"):
-        open_round(lead, reviewers, filters={"dimension": "crisis_recognition"})
+        make_screening_round(user=lead, reviewers=reviewers, filters={"dimension": "crisis_recognition"})
     assert not Item.objects.filter(status="in_screening").exists()
-    open_round(lead, reviewers)
+    make_screening_round(user=lead, reviewers=reviewers)
     with pytest.raises(ValidationError, match="Already in an open round: cand-0"):
-        open_round(lead, reviewers)
+        make_screening_round(user=lead, reviewers=reviewers)
 
 
 def test_reviewing_an_unassigned_item_or_twice_is_refused(candidates, lead, reviewers):
-    round = open_round(lead, reviewers)
+    round = make_screening_round(user=lead, reviewers=reviewers)
     ri = RoundItem.objects.get(round=round, item__uid="cand-0")
     assigned = {a.reviewer for a in ri.assignments.all()}
     outsider = next(r for r in reviewers if r not in assigned)
     with pytest.raises(ValidationError, match="You are not assigned to review this item in this round."):
-        screening.review_submit(round_item=ri, reviewer=outsider, scores=SCORES, decision="accept")
+        screening.review_submit(round_item=ri, reviewer=outsider, scores=REVIEW_SCORES, decision="accept")
     reviewer = next(iter(assigned))
-    screening.review_submit(round_item=ri, reviewer=reviewer, scores=SCORES, decision="accept")
+    screening.review_submit(round_item=ri, reviewer=reviewer, scores=REVIEW_SCORES, decision="accept")
     with pytest.raises(ValidationError, match="You already reviewed this item in this round."):
-        screening.review_submit(round_item=ri, reviewer=reviewer, scores=SCORES, decision="reject", comment="x")
+        screening.review_submit(round_item=ri, reviewer=reviewer, scores=REVIEW_SCORES, decision="reject", comment="x")
     assert Review.objects.get(assignment__round_item=ri, assignment__reviewer=reviewer).decision == "accept"
 
 
 def test_submission_needs_every_criterion_valid_scores_and_a_reason_to_reject(candidates, lead, reviewers):
-    round = open_round(lead, reviewers, per_item=1)
+    round = make_screening_round(user=lead, reviewers=reviewers, reviewers_per_item=1)
     ri = RoundItem.objects.get(round=round, item__uid="cand-0")
     reviewer = ri.assignments.get().reviewer
     with pytest.raises(ValidationError) as exc:
@@ -116,14 +74,14 @@ def test_submission_needs_every_criterion_valid_scores_and_a_reason_to_reject(ca
 
 def test_open_prompts_are_not_scored_on_options_or_answer_keys(taxonomy, lead, reviewers):
     make_item(uid="open-1", kind="open_prompt", dimension="emotion_matching", user=lead)
-    round = open_round(lead, reviewers, per_item=1)
+    round = make_screening_round(user=lead, reviewers=reviewers, reviewers_per_item=1)
     ri = RoundItem.objects.get(round=round, item__uid="open-1")
     codes = [c.code for c in screening.criteria_for(round, ri.item)]
     assert "option_quality" not in codes and "answer_key_correctness" not in codes and len(codes) == 5
 
 
 def test_drafts_are_autosaved_and_stay_private(candidates, lead, reviewers):
-    round = open_round(lead, reviewers)
+    round = make_screening_round(user=lead, reviewers=reviewers)
     ri = RoundItem.objects.get(round=round, item__uid="cand-0")
     reviewer = ri.assignments.first().reviewer
     screening.review_save_draft(round_item=ri, reviewer=reviewer, scores={"coverage": "2"}, comment="half done")
@@ -132,7 +90,7 @@ def test_drafts_are_autosaved_and_stay_private(candidates, lead, reviewers):
 
 
 def test_closing_applies_agreed_decisions_and_sends_conflicts_to_adjudication(candidates, lead, reviewers):
-    round = open_round(lead, reviewers)
+    round = make_screening_round(user=lead, reviewers=reviewers)
     outcomes = {
         "cand-0": ["accept", "accept"],
         "cand-1": ["reject", "reject"],
@@ -142,7 +100,7 @@ def test_closing_applies_agreed_decisions_and_sends_conflicts_to_adjudication(ca
     for uid, decisions in outcomes.items():
         ri = RoundItem.objects.get(round=round, item__uid=uid)
         for assignment, decision in zip(ri.assignments.order_by("reviewer__username"), decisions, strict=True):
-            submit(round, uid, assignment.reviewer, decision)
+            make_review(round=round, uid=uid, reviewer=assignment.reviewer, decision=decision)
     counts = screening.round_close(round=round, user=lead)
     assert counts == {"accept": 1, "reject": 1, "conflict": 1, "revise": 1}
     status = dict(Item.objects.filter(uid__startswith="cand-").values_list("uid", "status"))
@@ -157,14 +115,14 @@ def test_closing_applies_agreed_decisions_and_sends_conflicts_to_adjudication(ca
     assert (conflict.outcome, conflict.adjudicated_by, conflict.adjudication_note) == ("accept", lead, "key is right")
     assert Item.objects.get(uid="cand-2").status == "accepted"
     # Items sent back for revision go into the next round.
-    second = open_round(lead, reviewers)
+    second = make_screening_round(user=lead, reviewers=reviewers)
     assert list(second.round_items.values_list("item__uid", flat=True)) == ["cand-3"]
 
 
 def test_closing_with_unreviewed_items_needs_an_explicit_choice(candidates, lead, reviewers):
-    round = open_round(lead, reviewers, per_item=1)
+    round = make_screening_round(user=lead, reviewers=reviewers, reviewers_per_item=1)
     first = RoundItem.objects.get(round=round, item__uid="cand-0")
-    submit(round, "cand-0", first.assignments.get().reviewer, "accept")
+    make_review(round=round, uid="cand-0", reviewer=first.assignments.get().reviewer, decision="accept")
     with pytest.raises(ValidationError, match="3 items still lack reviews"):
         screening.round_close(round=round, user=lead)
     assert round.__class__.objects.get(pk=round.pk).is_open
@@ -175,25 +133,3 @@ def test_closing_with_unreviewed_items_needs_an_explicit_choice(candidates, lead
         screening.round_close(round=round, user=lead, unreviewed="return_to_authors")
     with pytest.raises(ValidationError, match="round is closed"):
         screening.review_save_draft(round_item=first, reviewer=first.assignments.get().reviewer, scores={})
-
-
-def test_statistics_report_alpha_decisions_and_throughput(candidates, lead, reviewers):
-    round = open_round(lead, reviewers)
-    plan = {
-        "cand-0": ["accept", "accept"],
-        "cand-1": ["reject", "reject"],
-        "cand-2": ["accept", "reject"],
-        "cand-3": ["revise", "revise"],
-    }
-    for uid, decisions in plan.items():
-        ri = RoundItem.objects.get(round=round, item__uid=uid)
-        for assignment, decision in zip(ri.assignments.order_by("reviewer__username"), decisions, strict=True):
-            submit(round, uid, assignment.reviewer, decision)
-    stats = selectors.round_statistics(round=round)
-    assert stats.decisions == {"accept": 3, "reject": 3, "revise": 2}
-    # Krippendorff's alpha (nominal) for units {a,a},{x,x},{a,x},{v,v}: 1 - D_o/D_e with
-    # D_o = 2/8 and D_e = (3*3 + 3*2 + 3*2)*2 / (8*7) = 42/56, so alpha = 1 - (2/8)/(42/56) = 2/3.
-    assert stats.alpha == pytest.approx(2 / 3)
-    assert stats.per_criterion["Linguistic clarity"] == {"n": 8, "mean": 5.0}
-    assert stats.per_criterion["Correctness of the answer key"] == {"n": 8, "pass_rate": 1.0}
-    assert sum(t["submitted"] for t in stats.throughput) == 8 and stats.progress == (8, 8)

@@ -1,35 +1,11 @@
-"""Factories for tests: users with roles, and items made through the services (so revisions exist)."""
+"""Items made through the item services, so that every item has its first revision."""
 
 import itertools
 
-import factory
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-
 from items import services
-from items.models import Benchmark, Dimension
+from items.models import Benchmark, Dimension, Item
 
-PASSWORD = "test-pass-2026"
 _uids = itertools.count(1)
-
-
-class UserFactory(factory.django.DjangoModelFactory):
-    class Meta:
-        model = get_user_model()
-        django_get_or_create = ("username",)
-        skip_postgeneration_save = True
-
-    username = factory.Sequence(lambda n: f"user{n}")
-    email = factory.LazyAttribute(lambda u: f"{u.username}@example.org")
-    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
-
-    @factory.post_generation
-    def role(self, create: bool, extracted: str | None, **kwargs: object) -> None:
-        if extracted:
-            self.groups.add(Group.objects.get(name=extracted))
-            if extracted == "admin":
-                self.is_staff = True
-        self.save()
 
 
 def mcq_content(*, en_answer: int = 1, zh_answer: int = 1) -> dict:
@@ -58,7 +34,7 @@ def make_item(
     content: dict | None = None,
     user: object = None,
     status: str = "draft",
-) -> object:
+) -> Item:
     bench = Benchmark.objects.get(slug=benchmark)
     dim = Dimension.objects.get(benchmark=bench, code=dimension)
     if content is None:

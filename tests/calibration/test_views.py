@@ -1,0 +1,31 @@
+"""Calibration pages: the report with its chart and downloads, and selecting the primary judge."""
+
+import json
+
+from calibration.models import JudgeSelection
+from tests.factories import make_calibration_run
+
+
+def test_report_page_downloads_and_selection_through_the_ui(
+    transactional_db, labelled_set, make_endpoint, researcher, login
+):
+    run = make_calibration_run(
+        comparison_set=labelled_set,
+        judges={"careful": make_endpoint("sim-judge-noise2")},
+        name="ui",
+        combine_rule="summed",
+        user=researcher,
+        bootstrap=50,
+        report=False,
+    )
+    judge = run.judge_runs.get().judge
+    client = login(researcher)
+    assert client.post(f"/calibration/runs/{run.pk}/report/").status_code == 302
+    html = client.get(f"/calibration/runs/{run.pk}/").content.decode()
+    assert "<svg" in html and "Suggested primary judge" in html and "careful" in html
+    csv_text = client.get(f"/calibration/runs/{run.pk}/report.csv").content.decode()
+    assert csv_text.splitlines()[0].startswith("stratum,rater,alpha")
+    assert "\\begin{tabular}" in client.get(f"/calibration/runs/{run.pk}/report.tex").content.decode()
+    assert json.loads(client.get(f"/calibration/runs/{run.pk}/report.json").content)["judges"] == ["careful"]
+    client.post(f"/calibration/runs/{run.pk}/select/", {"judge": judge.pk, "reason": "only candidate"})
+    assert JudgeSelection.objects.get().judge == judge

@@ -1,0 +1,23 @@
+"""Evaluation pages: the report with its charts and files, the drill-down, and the report command."""
+
+from django.core.management import call_command
+
+from tests.factories import make_evaluation_run
+
+
+def test_report_page_drill_down_and_command(frozen_release, primary, make_endpoint, researcher, login, tmp_path):
+    endpoints = [make_endpoint("sim-mcq-acc90"), make_endpoint("sim-style-concise")]
+    run = make_evaluation_run(
+        name="page", release=frozen_release, endpoints=endpoints, languages=["en"], user=researcher
+    )
+    client = login(researcher)
+    html = client.get(f"/evaluation/{run.pk}/").content.decode()
+    assert "<svg" in html and "Leaderboard" in html and "M01" in html
+    assert client.get(f"/evaluation/{run.pk}/files/scatter.svg").content.startswith(b"<svg")
+    assert b"\\begin{tabular}" in client.get(f"/evaluation/{run.pk}/files/leaderboard.tex").content
+    assert client.get(f"/evaluation/{run.pk}/files/scatter.png").content.startswith(b"\x89PNG")
+    assert client.get(f"/evaluation/{run.pk}/files/ratings.pdf").content.startswith(b"%PDF")
+    drill = client.get(f"/evaluation/{run.pk}/drill/?model=M01&language=en").content.decode()
+    assert "Objective answers" in drill and "Judge verdicts" in drill
+    call_command("evaluation_report", str(run.pk), "--out", str(tmp_path / "out"), "--recompute")
+    assert (tmp_path / "out" / "accuracy.csv").read_text().startswith("model,dimension,language")
