@@ -36,6 +36,7 @@ lint: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 	$(PY) scripts/bench_ratings.py
+	$(PY) scripts/bench_pairing.py
 
 messages: $(VENV)/.installed
 	DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py makemessages -l zh_Hans --ignore=.venv --no-obsolete

@@ -18,6 +18,10 @@ from core.canonical import canonical_json
 from labelling.text import response_length
 
 PRIMARY_LEVEL = "ordinal"
+ORIENTATION = (
+    "A is each comparison's response A (chosen by a seeded coin flip when the comparison set was built); "
+    "+k: A wins by k"
+)
 
 
 def combine_orders(rule: str, ab: float | None, ba: float | None) -> int | None:
@@ -38,6 +42,21 @@ def _confusion(judge_scores: np.ndarray, majority: np.ndarray) -> list[list[int]
         if not (np.isnan(j) or np.isnan(m)):
             matrix[int(m) + 1, int(j) + 1] += 1
     return matrix.tolist()
+
+
+def _weighted_kappas(combined: np.ndarray, median: np.ndarray, boot: dict) -> dict:
+    """Return linear and quadratic kappa against the experts' median on the declared scale -5..+5.
+
+    Each is given as oriented (A as in the comparison) and over both orientations, which does not depend on it.
+    """
+    result = {}
+    for weights in ("linear", "quadratic"):
+        for suffix, both in (("", False), ("_both_orientations", True)):
+            estimate = ag.cohen_kappa(
+                combined, median, weights=weights, labels=ag.SIGNED_SCALE, both_orientations=both, **boot
+            )
+            result[f"kappa_{weights}_median{suffix}"] = _est(estimate)
+    return result
 
 
 def stratum_report(
@@ -74,12 +93,10 @@ def stratum_report(
             "alpha_with_judge": _est(ag.alpha_with_judge(experts, combined, PRIMARY_LEVEL, **boot)),
             "alpha_winner_with_judge": _est(ag.alpha_with_judge(winners, np.sign(combined), "nominal", **boot)),
             "kappa_majority": _est(ag.cohen_kappa(np.sign(combined), majority, **boot)),
-            "kappa_linear_median": _est(
-                ag.cohen_kappa(combined, median, weights="linear", labels=ag.SIGNED_SCALE, **boot)
+            "kappa_majority_both_orientations": _est(
+                ag.cohen_kappa(np.sign(combined), majority, both_orientations=True, **boot)
             ),
-            "kappa_quadratic_median": _est(
-                ag.cohen_kappa(combined, median, weights="quadratic", labels=ag.SIGNED_SCALE, **boot)
-            ),
+            **_weighted_kappas(combined, median, boot),
             "agreement": _est(ag.percent_agreement(np.sign(combined), majority, **boot)),
             "agreement_without_ties": _est(
                 ag.percent_agreement(np.sign(combined), majority, exclude_ties=True, **boot)
@@ -190,6 +207,8 @@ def build_report(run: CalibrationRun) -> dict:
         "comparison_set": run.comparison_set.name,
         "combine_rule": run.combine_rule,
         "level": PRIMARY_LEVEL,
+        "orientation": ORIENTATION,
+        "weighted_kappa_scale": list(ag.SIGNED_SCALE),
         "seed": run.seed,
         "n_boot": run.bootstrap,
         "experts": expert_names,
@@ -217,6 +236,7 @@ def _rows(report: dict) -> list[dict]:
                 "alpha_low": base["alpha_ordinal"]["ci_low"],
                 "alpha_high": base["alpha_ordinal"]["ci_high"],
                 "kappa": None,
+                "kappa_both_orientations": None,
                 "agreement": None,
                 "agreement_without_ties": None,
                 "flip_rate": None,
@@ -233,6 +253,8 @@ def _rows(report: dict) -> list[dict]:
                     "alpha_low": row["alpha_with_judge"]["ci_low"],
                     "alpha_high": row["alpha_with_judge"]["ci_high"],
                     "kappa": row["kappa_majority"]["value"],
+                    # Reports stored before the orientation-invariant kappa existed have no such entry.
+                    "kappa_both_orientations": (row.get("kappa_majority_both_orientations") or {}).get("value"),
                     "agreement": row["agreement"]["value"],
                     "agreement_without_ties": row["agreement_without_ties"]["value"],
                     "flip_rate": row["position_bias"]["flip_rate"]["value"],
@@ -260,9 +282,10 @@ def csv_table(report: dict) -> str:
 def latex_table(report: dict) -> str:
     """Return the overall comparison of judges and experts as a LaTeX table (booktabs)."""
     lines = [
-        r"\begin{tabular}{lrrrrr}",
+        f"% {ORIENTATION}; kappa both orient.: each comparison counted once as given and once with A and B swapped",
+        r"\begin{tabular}{lrrrrrr}",
         r"\toprule",
-        r"Rater & $\alpha$ [95\% CI] & $\kappa$ & Agr. & Agr. w/o ties & Flip rate \\",
+        r"Rater & $\alpha$ [95\% CI] & $\kappa$ & $\kappa$ both orient. & Agr. & Agr. w/o ties & Flip rate \\",
         r"\midrule",
     ]
     for row in _rows(report):
@@ -279,7 +302,8 @@ def latex_table(report: dict) -> str:
         )
         rater = row["rater"].replace("_", r"\_").replace("&", r"\&")
         lines.append(
-            f"{rater} & {alpha} & {cell(row['kappa'])} & {cell(row['agreement'])} & "
+            f"{rater} & {alpha} & {cell(row['kappa'])} & {cell(row['kappa_both_orientations'])} & "
+            f"{cell(row['agreement'])} & "
             f"{cell(row['agreement_without_ties'])} & {cell(row['flip_rate'])} \\\\"
         )
     lines += [r"\bottomrule", r"\end{tabular}", ""]

@@ -1,4 +1,8 @@
-"""What calibration permissions mean for each role (collected by ``core.roles``)."""
+"""What calibration permissions mean for each role (collected by ``core.roles``).
+
+Judge prompts are written by experts; running judges and reading calibration reports is for researchers and
+admins, since those pages show which model wrote the responses experts label.
+"""
 
 from core.roles import ADMIN, EXPERT, LEAD_EXPERT, RESEARCHER
 

@@ -1,20 +1,26 @@
 """Calibration pages: judge prompts, judges, calibration runs, the agreement report and judge selection."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from calibration import selectors, services
 from calibration.charts import forest_plot_svg
 from calibration.forms import CalibrationRunForm, JudgeForm, JudgePromptForm
 from calibration.models import CalibrationRun, Judge
 from calibration.report import report_file
+from core.permissions import permission_required, require_permission
+
+BLIND = gettext_lazy(
+    "Calibration runs show the responses experts label next to the runs, judges and endpoints behind them, so "
+    "those who label do not see them."
+)
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("calibration.run_judge", why=BLIND)
 def overview(request: HttpRequest) -> HttpResponse:
     return render(
         request,
@@ -29,12 +35,11 @@ def overview(request: HttpRequest) -> HttpResponse:
     )
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def prompts(request: HttpRequest) -> HttpResponse:
     form = JudgePromptForm(request.POST or None)
     if request.method == "POST":
-        if not request.user.has_perm("calibration.author_judge_prompt"):
-            return HttpResponse(_("You may not write judge prompts."), status=403)
+        require_permission(request.user, "calibration.author_judge_prompt")
         if form.is_valid():
             data = form.cleaned_data
             try:
@@ -60,7 +65,7 @@ def prompts(request: HttpRequest) -> HttpResponse:
     )
 
 
-@permission_required("calibration.run_judge", raise_exception=True)
+@permission_required("calibration.run_judge", why=BLIND)
 def judge_create(request: HttpRequest) -> HttpResponse:
     form = JudgeForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -75,7 +80,7 @@ def judge_create(request: HttpRequest) -> HttpResponse:
     return redirect("calibration:overview")
 
 
-@permission_required("calibration.run_judge", raise_exception=True)
+@permission_required("calibration.run_judge", why=BLIND)
 def run_start(request: HttpRequest) -> HttpResponse:
     form = CalibrationRunForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -103,7 +108,7 @@ def _run_context(run: CalibrationRun) -> dict:
     return {"run": run, "judge_runs": judge_runs, "status": status}
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("calibration.run_judge", why=BLIND)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(CalibrationRun.objects.select_related("comparison_set"), pk=pk)
     context = _run_context(run)
@@ -124,7 +129,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "calibration/run.html", context)
 
 
-@permission_required("calibration.run_judge", raise_exception=True)
+@permission_required("calibration.run_judge", why=BLIND)
 def run_report(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(CalibrationRun, pk=pk)
     if request.method == "POST":
@@ -137,7 +142,7 @@ def run_report(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("calibration:run", pk=run.pk)
 
 
-@permission_required("calibration.run_judge", raise_exception=True)
+@permission_required("calibration.run_judge", why=BLIND)
 def run_select(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(CalibrationRun, pk=pk)
     judge = Judge.objects.filter(pk=request.POST.get("judge") or 0).first()
@@ -159,7 +164,7 @@ def run_select(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("calibration:run", pk=run.pk)
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("calibration.run_judge", why=BLIND)
 def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     run = get_object_or_404(CalibrationRun, pk=pk)
     if not run.report:

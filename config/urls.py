@@ -13,6 +13,8 @@ from llm.api import router as llm_router
 from releases import api as release_api
 
 router = routers.DefaultRouter()
+# No ".json" twins of every route: the API answers JSON, and custom actions did not accept a format suffix.
+router.include_format_suffixes = False
 router.register("items", item_api.ItemViewSet, basename="item")
 router.register("revisions", item_api.RevisionViewSet, basename="revision")
 router.register("benchmarks", item_api.BenchmarkViewSet, basename="benchmark")

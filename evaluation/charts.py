@@ -159,4 +159,25 @@ def figures(report: dict) -> dict[str, str]:
         [(f"{r['model']} {r['language']}", r["display"], r["display_low"], r["display_high"]) for r in ratings],
         title="Ratings with ±2σ",
     )
+    result["bradley_terry.svg"] = intervals(
+        bradley_terry_intervals(report), title="Bradley-Terry strengths (Elo scale) with 95% bootstrap intervals"
+    )
     return result
+
+
+def bradley_terry_intervals(report: dict) -> list[tuple[str, float, float, float]]:
+    """Return (label, Elo, low, high) per model and language; an unbounded side is drawn to the edge and marked."""
+    rows = [r for r in report.get("subjective", {}).get("bradley_terry", []) if r.get("elo") is not None]
+    bounds = [v for r in rows for v in (r["elo"], r["elo_low"], r["elo_high"]) if v is not None]
+    if not bounds:
+        return []
+    edge_low, edge_high = min(bounds), max(bounds)
+    drawn = []
+    for r in rows:
+        label = f"{r['model']} {r['language']}"
+        if r["elo_low"] is None or r["elo_high"] is None:
+            label += " (∞)"
+        low = edge_low if r["elo_low"] is None else r["elo_low"]
+        high = edge_high if r["elo_high"] is None else r["elo_high"]
+        drawn.append((label, r["elo"], low, high))
+    return drawn

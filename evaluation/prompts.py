@@ -3,8 +3,11 @@
 Pure functions of item content, so that a run can be rebuilt and checked from its stored calls.
 """
 
+import codecs
 import hashlib
 import random
+
+from llm.parsers import token_bytes
 
 LETTERS = "ABCDEFGHIJKL"
 INSTRUCTION = {
@@ -61,11 +64,44 @@ def logprob_prefix(*, kind: str, version: dict, language: str, turn: int) -> str
     return "\n".join(p for p in parts if p)
 
 
-def continuation_score(parsed: dict, prefix_chars: int) -> tuple[float | None, float | None]:
-    """Return (mean, sum) of the log-probabilities of the tokens after ``prefix_chars`` characters."""
+def logprob_prompt(prefix: str, option: str) -> str:
+    """Return the prompt whose echoed log-probabilities score ``option`` as a continuation of ``prefix``."""
+    return f"{prefix} {option}"
+
+
+def option_start(prefix: str) -> int:
+    """Return the character offset at which the option starts in ``logprob_prompt(prefix, option)``."""
+    return len(prefix) + 1
+
+
+def continuation_score(parsed: dict, boundary: int) -> tuple[float | None, float | None]:
+    """Return (mean, sum) of the log-probabilities of the tokens of the continuation that starts at ``boundary``.
+
+    ``parsed`` is what the ``logprobs`` parser keeps of an echoed prompt: ``tokens``, ``token_logprobs`` and
+    ``text_offset`` (each token's character offset in the echoed text). A token belongs to the continuation when
+    it ends after the boundary, so a token that straddles it counts: BPE tokenizers put the space before an
+    option inside its first token (`` happy``, `` 开心``). A token ends where the next one starts (the last one
+    at its offset plus its length). A partial-character token (``bytes:\\xe5\\xbc``) that shares its offset
+    with the token completing the character belongs where that character is, and one that ends on the boundary
+    holding the first bytes of the option's first character belongs to the option.
+    """
+    tokens = parsed.get("tokens") or []
     offsets = parsed.get("text_offset") or []
     values = parsed.get("token_logprobs") or []
-    chosen = [v for o, v in zip(offsets, values, strict=False) if o >= prefix_chars and v is not None]
+    if not tokens or not len(tokens) == len(offsets) == len(values):
+        return None, None
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    chosen = []
+    for index, (token, start, value) in enumerate(zip(tokens, offsets, values, strict=True)):
+        decoder.decode(token_bytes(token))
+        holds_next_character = bool(decoder.getstate()[0])
+        if index + 1 < len(tokens):
+            end = offsets[index + 1]
+        else:
+            end = start + len(token_bytes(token).decode("utf-8", errors="ignore"))
+        inside = start >= boundary or end > boundary or (end == boundary and holds_next_character)
+        if inside and value is not None:
+            chosen.append(value)
     if not chosen:
         return None, None
     return sum(chosen) / len(chosen), sum(chosen)

@@ -16,7 +16,7 @@ import numpy as np
 
 from evaluation.stats import Correlation, _Serialisable, correlation
 from items.content import LANGUAGES
-from labelling.text import LIST_LINE, Language, content_lines, normalise, response_length
+from labelling.text import Language, content_lines, normalise, normalised_lines, response_length
 
 DEFAULT_OPENERS: dict[Language, tuple[str, ...]] = {
     "en": (
@@ -180,16 +180,16 @@ def response_style(
     openers = DEFAULT_OPENERS[language] if openers is None else openers
     closers = DEFAULT_CLOSERS[language] if closers is None else closers
     sentences = split_sentences(text, language)
-    raw_lines = [line for line in normalise(text).splitlines() if line.strip()]
-    list_lines = sum(1 for line in raw_lines if LIST_LINE.match(line))
+    lines = normalised_lines(text)
+    list_lines = sum(1 for is_list, _ in lines if is_list)
     return ResponseStyle(
         openers=count_phrases(" ".join(sentences[:2]), openers, language) if sentences else 0,
         closers=count_phrases(sentences[-1], closers, language) if sentences else 0,
         length=response_length(text, language),
         sentences=len(sentences),
         list_lines=list_lines,
-        lines=len(raw_lines),
-        list_density=list_lines / len(raw_lines) if raw_lines else None,
+        lines=len(lines),
+        list_density=list_lines / len(lines) if lines else None,
     )
 
 

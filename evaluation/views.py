@@ -1,21 +1,27 @@
 """Evaluation pages: runs, a run's progress and report, figures and downloads, drill-down to the evidence."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from calibration.services import primary_judge
+from core.permissions import permission_required
 from evaluation import selectors, services
 from evaluation.forms import EvaluationRunForm
 from evaluation.models import EvaluationRun
 from evaluation.report import report_file
 
+BLIND = gettext_lazy(
+    "Evaluation runs, reports, drill-downs and files show responses under model codes next to the endpoints "
+    "behind them, so those who label responses do not see them."
+)
 
-@permission_required("items.view_item", raise_exception=True)
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
 def run_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
@@ -24,7 +30,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-@permission_required("evaluation.run_evaluation", raise_exception=True)
+@permission_required("evaluation.run_evaluation", why=BLIND)
 def run_create(request: HttpRequest) -> HttpResponse:
     form = EvaluationRunForm(request.POST or None)
     estimate = None
@@ -54,7 +60,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
     )
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("evaluation.run_evaluation", why=BLIND)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(EvaluationRun.objects.select_related("release__benchmark", "judge"), pk=pk)
     context = {
@@ -75,7 +81,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "evaluation/run.html", context)
 
 
-@permission_required("evaluation.run_evaluation", raise_exception=True)
+@permission_required("evaluation.run_evaluation", why=BLIND)
 @require_POST
 def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     run = get_object_or_404(EvaluationRun, pk=pk)
@@ -99,7 +105,7 @@ def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     return redirect("evaluation:run", pk=run.pk)
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("evaluation.run_evaluation", why=BLIND)
 def run_download(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     run = get_object_or_404(EvaluationRun, pk=pk)
     if not run.report:
@@ -113,7 +119,7 @@ def run_download(request: HttpRequest, pk: int, name: str) -> HttpResponse:
     return response
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("evaluation.run_evaluation", why=BLIND)
 def drill(request: HttpRequest, pk: int) -> HttpResponse:
     """The items, responses, verdicts and raw judge outputs behind a cell of the report."""
     run = get_object_or_404(EvaluationRun, pk=pk)

@@ -10,6 +10,7 @@ from items.models import (
     ItemRevision,
     Scenario,
     ScenarioDomain,
+    StatusDecision,
 )
 
 
@@ -85,3 +86,10 @@ class ItemAdmin(ReadOnlyAdmin):
 class ItemRevisionAdmin(ReadOnlyAdmin):
     list_display = ["item", "number", "author", "created_at", "message"]
     search_fields = ["item__uid", "message"]
+
+
+@admin.register(StatusDecision)
+class StatusDecisionAdmin(ReadOnlyAdmin):
+    list_display = ["item", "from_status", "to_status", "source", "decided_by", "created_at"]
+    list_filter = ["source", "to_status"]
+    search_fields = ["item__uid", "reason"]

@@ -1,5 +1,6 @@
 """REST API for items, revisions and taxonomy (DRF)."""
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -20,6 +21,7 @@ from items.models import (
     ItemRevision,
     Scenario,
     ScenarioDomain,
+    StatusDecision,
 )
 from items.serializers import (
     BenchmarkSerializer,
@@ -31,6 +33,8 @@ from items.serializers import (
     RevisionSerializer,
     ScenarioDomainSerializer,
     ScenarioSerializer,
+    StatusDecideSerializer,
+    StatusDecisionSerializer,
 )
 
 
@@ -103,15 +107,43 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
         if benchmark is None:
             message = _("unknown benchmark %(benchmark)s") % {"benchmark": repr(data["benchmark"])}
             raise services.ImportFailed([LineError(0, "benchmark", message)])
-        item = services.item_create(
-            benchmark=benchmark,
-            uid=data["uid"],
-            kind=data["kind"],
-            state=_state_from(data, benchmark.slug),
-            user=request.user,
-            message=data.get("message", ""),
-            status=data.get("status", Item.Status.DRAFT),
-        )
+        wanted = data.get("status", Item.Status.DRAFT)
+        reason = data.get("status_reason", "").strip()
+        if wanted != Item.Status.DRAFT and not services.user_may_decide_status(request.user):
+            return Response(
+                {
+                    "status": [
+                        _(
+                            "Only a lead expert or an admin may give a new item the status %(status)s; leave the "
+                            "field out: new items start as draft and are accepted or rejected through screening."
+                        )
+                        % {"status": wanted}
+                    ]
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        if wanted != Item.Status.DRAFT and not reason:
+            return Response(
+                {"status_reason": [_("Give the reason for the status %(status)s.") % {"status": wanted}]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        with transaction.atomic():
+            item = services.item_create(
+                benchmark=benchmark,
+                uid=data["uid"],
+                kind=data["kind"],
+                state=_state_from(data, benchmark.slug),
+                user=request.user,
+                message=data.get("message", ""),
+            )
+            if wanted != Item.Status.DRAFT:
+                services.item_status_decide(
+                    item=item,
+                    status=wanted,
+                    user=request.user,
+                    reason=reason,
+                    source=StatusDecision.Source.LEAD_DECISION,
+                )
         return Response(ItemSerializer(selectors.item_detail(uid=item.uid)).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=ItemWriteSerializer, responses={200: ItemSerializer, 409: None})
@@ -126,6 +158,12 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
         write = ItemWriteSerializer(data=request.data)
         write.is_valid(raise_exception=True)
         data = write.validated_data
+        if data.get("status", item.status) != item.status:
+            message = _(
+                "Revising does not change the status (the item is %(status)s); a lead expert or an admin decides "
+                "it with POST /api/items/%(uid)s/status/."
+            ) % {"status": item.status, "uid": item.uid}
+            return Response({"status": [message]}, status=status.HTTP_400_BAD_REQUEST)
         state = _state_from({**data, "kind": item.kind}, item.benchmark.slug)
         if "metadata" not in data:
             state.metadata = item.metadata
@@ -137,6 +175,37 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
             base_revision=data.get("base_revision"),
         )
         return Response(ItemSerializer(selectors.item_detail(uid=item.uid)).data)
+
+    @extend_schema(
+        methods=["GET"], responses=StatusDecisionSerializer(many=True), description="The item's status decisions."
+    )
+    @extend_schema(
+        methods=["POST"],
+        request=StatusDecideSerializer,
+        responses={201: StatusDecisionSerializer, 403: None},
+        description="Accept, reject or return the item to draft, with a reason (lead experts and admins).",
+    )
+    @action(detail=True, methods=["get", "post"], url_path="status", serializer_class=StatusDecideSerializer)
+    def status_decisions(self, request: Request, uid: str | None = None) -> Response:
+        """List the item's status decisions, or decide its status (``items.decide_status``)."""
+        item = get_object_or_404(Item, uid=uid)
+        if request.method == "GET":
+            return Response(StatusDecisionSerializer(selectors.item_status_decisions(item=item), many=True).data)
+        if not request.user.has_perm(services.DECIDE_STATUS):
+            return Response(
+                {"detail": _("Only a lead expert or an admin may accept, reject or return an item to draft.")},
+                status=status.HTTP_403_FORBIDDEN,
+            )
+        write = StatusDecideSerializer(data=request.data)
+        write.is_valid(raise_exception=True)
+        decision = services.item_status_decide(
+            item=item,
+            status=write.validated_data["status"],
+            user=request.user,
+            reason=write.validated_data["reason"],
+            source=StatusDecision.Source.LEAD_DECISION,
+        )
+        return Response(StatusDecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=RevisionSerializer(many=True))
     @action(detail=True, methods=["get"])

@@ -233,7 +233,6 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
                 ),
                 message=_("LLM draft from %(template)s") % {"template": template},
                 origin=Item.Origin.LLM_DRAFT,
-                status=Item.Status.DRAFT,
             )
             created.append(item.uid)
     job.created_uids, job.failures, job.collected = created, failures, True

@@ -317,7 +317,6 @@ def _convert_qid(
                 "emotions": [],
                 "crisis_level": None,
                 "difficulty": "",
-                "status": "draft",
                 "origin": "imported",
                 "metadata": item_metadata,
                 "content": versions,

@@ -1,4 +1,4 @@
-"""Forms for the item pages: filters, the bilingual editor, drafting templates and drafting jobs."""
+"""Forms for the item pages: status decisions, filters, the bilingual editor, drafting templates and drafting jobs."""
 
 from django import forms
 from django.http import QueryDict
@@ -10,6 +10,29 @@ from items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Ite
 from llm.models import Endpoint
 
 EXTRA_OPTIONS = 2
+
+
+class StatusDecisionForm(forms.Form):
+    """A lead expert's or admin's decision on an item's status, with the reason recorded alongside it."""
+
+    ACTIONS = {
+        Item.Status.ACCEPTED: _("Accept"),
+        Item.Status.REJECTED: _("Reject"),
+        Item.Status.DRAFT: _("Return to draft"),
+    }
+
+    status = forms.ChoiceField(label=_("Decision"), widget=forms.RadioSelect)
+    reason = forms.CharField(
+        label=_("Reason"),
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("Recorded with the decision and shown in the item's status history."),
+    )
+
+    def __init__(self, *args: object, item: Item, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        actions = self.ACTIONS.items()
+        self.fields["status"].choices = [(value, label) for value, label in actions if value != item.status]
 
 
 class ItemFilterForm(forms.Form):

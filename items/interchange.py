@@ -64,7 +64,8 @@ class ItemRecord:
     emotions: list[str] = field(default_factory=list)
     crisis_level: int | None = None
     difficulty: str = ""
-    status: str = "draft"
+    # None when the record gives no status: a new item starts as draft, an existing one keeps its status.
+    status: str | None = None
     origin: str = "imported"
     metadata: dict = field(default_factory=dict)
     message: str = ""
@@ -147,8 +148,8 @@ def parse_record(line: int, obj: dict, *, max_chars: int, benchmark: str | None 
     difficulty = obj.get("difficulty") or ""
     if difficulty not in DIFFICULTIES:
         err("difficulty", _("must be one of easy, medium, hard or empty, got %(value)s") % {"value": repr(difficulty)})
-    status = obj.get("status", "draft")
-    if status not in STATUSES:
+    status = obj.get("status")
+    if status is not None and status not in STATUSES:
         err(
             "status",
             _("must be one of %(choices)s, got %(value)s") % {"choices": ", ".join(STATUSES), "value": repr(status)},

@@ -4,6 +4,8 @@ from core.roles import ADMIN, EXPERT, LEAD_EXPERT, RESEARCHER
 
 _READ = ["items.view_item", "items.view_itemrevision", "items.view_benchmark"]
 _AUTHOR = ["items.add_item", "items.change_item"]
+# Accepting, rejecting or returning an item to draft outside screening, always with a recorded reason.
+_DECIDE = ["items.decide_status"]
 _TAXONOMY = [
     "items.add_benchmark",
     "items.change_benchmark",
@@ -22,6 +24,6 @@ _TAXONOMY = [
 PERMISSIONS = {
     RESEARCHER: _READ,
     EXPERT: _READ + _AUTHOR,
-    LEAD_EXPERT: _READ + _AUTHOR,
-    ADMIN: _READ + _AUTHOR + _TAXONOMY,
+    LEAD_EXPERT: _READ + _AUTHOR + _DECIDE,
+    ADMIN: _READ + _AUTHOR + _DECIDE + _TAXONOMY,
 }

@@ -17,6 +17,7 @@ from items.models import (
     ItemRevision,
     ItemTemplate,
     ScenarioDomain,
+    StatusDecision,
 )
 
 ITEM_FILTERS = (
@@ -121,6 +122,11 @@ def item_detail(*, uid: str) -> Item:
 def item_revisions(*, item: Item) -> QuerySet[ItemRevision]:
     """Return the revisions of an item, newest first."""
     return item.revisions.select_related("author").order_by("-number")
+
+
+def item_status_decisions(*, item: Item) -> QuerySet[StatusDecision]:
+    """Return the status decisions of an item, oldest first."""
+    return item.status_decisions.select_related("decided_by", "item").order_by("created_at", "id")
 
 
 def item_export_records(*, items: QuerySet[Item]) -> Iterator[dict]:

@@ -12,6 +12,7 @@ from items.models import (
     ItemRevision,
     Scenario,
     ScenarioDomain,
+    StatusDecision,
 )
 
 
@@ -88,11 +89,34 @@ class ItemWriteSerializer(serializers.Serializer):
     emotions = serializers.ListField(child=serializers.CharField(), required=False)
     crisis_level = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=5)
     difficulty = serializers.ChoiceField(choices=["", "easy", "medium", "hard"], required=False)
-    status = serializers.ChoiceField(choices=Item.Status.values, required=False)
+    status = serializers.ChoiceField(
+        choices=Item.Status.values,
+        required=False,
+        help_text="On create: draft (the default), or, for a lead expert or admin, the status decided, with "
+        "status_reason. On revise: the item's current status or nothing; statuses change with POST .../status/.",
+    )
+    status_reason = serializers.CharField(required=False, allow_blank=True)
     metadata = serializers.DictField(required=False)
     content = serializers.DictField()
     message = serializers.CharField(required=False, allow_blank=True, max_length=500)
     base_revision = serializers.IntegerField(required=False, min_value=1)
+
+
+class StatusDecisionSerializer(serializers.ModelSerializer):
+    item = serializers.CharField(source="item.uid", read_only=True)
+    decided_by = serializers.CharField(source="decided_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = StatusDecision
+        fields = ["item", "from_status", "to_status", "source", "reason", "reference", "decided_by", "created_at"]
+        read_only_fields = fields
+
+
+class StatusDecideSerializer(serializers.Serializer):
+    """Input for a lead expert's or admin's status decision."""
+
+    status = serializers.ChoiceField(choices=Item.Status.values)
+    reason = serializers.CharField()
 
 
 class BenchmarkSerializer(serializers.ModelSerializer):

@@ -14,6 +14,7 @@ urlpatterns = [
     path("items/<str:uid>/", items.item_detail, name="item-detail"),
     path("items/<str:uid>/edit/", items.item_edit, name="item-edit"),
     path("items/<str:uid>/history/", items.item_history, name="item-history"),
+    path("items/<str:uid>/status/", items.item_status_decide, name="item-status-decide"),
     path("items/<str:uid>/autosave/", items.item_autosave, name="item-autosave"),
     path("taxonomy/", items.taxonomy, name="taxonomy"),
     path("schema/item.json", items.item_schema, name="item-schema"),

@@ -4,8 +4,8 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from items.models import Benchmark
+from labelling.selectors import eligible_labellers
 from llm.models import Endpoint
-from screening.selectors import eligible_reviewers
 
 
 class ComparisonSetForm(forms.Form):
@@ -22,8 +22,7 @@ class ComparisonSetForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-
-        self.eligible = {str(u.pk): u for u in eligible_reviewers()}
+        self.eligible = {str(u.pk): u for u in eligible_labellers()}
         self.fields["experts"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
 
 

@@ -57,7 +57,10 @@ class ComparisonSet(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        permissions = [("manage_comparisons", "Can import responses and build comparison sets")]
+        permissions = [
+            ("manage_comparisons", "Can import responses and build comparison sets"),
+            ("label_comparisons", "Can label the comparisons assigned to them"),
+        ]
         verbose_name = _("comparison set")
         verbose_name_plural = _("comparison sets")
 

@@ -1,5 +1,6 @@
 """Reads of pairwise labelling shared by pages, the API and other apps: queues, progress, model names."""
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
 from labelling.models import ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
@@ -64,3 +65,9 @@ def set_model_names(*, comparison_set: ComparisonSet) -> list[str]:
     for a, b in comparison_set.comparisons.values_list("response_a_id", "response_b_id"):
         ids.update((a, b))
     return sorted(set(ModelResponse.objects.filter(pk__in=ids).values_list("model_name", flat=True)))
+
+
+def eligible_labellers() -> list[AbstractBaseUser]:
+    """Return the active users who may label comparisons (experts and lead experts), by username."""
+    users = get_user_model().objects.filter(is_active=True).order_by("username")
+    return [u for u in users if u.has_perm("labelling.label_comparisons")]

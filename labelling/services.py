@@ -122,6 +122,18 @@ def comparison_set_build(
     experts = sorted(set(experts), key=lambda u: u.get_username())
     if not experts:
         errors.append(_("Choose at least one expert."))
+    # Blinding: labels come only from those who may label, and never from whoever built the set and saw its models.
+    not_labellers = [u.get_username() for u in experts if not u.has_perm("labelling.label_comparisons")]
+    if not_labellers:
+        errors.append(
+            _("Only experts and lead experts label comparisons, so these users cannot be assigned: %(names)s.")
+            % {"names": ", ".join(not_labellers)}
+        )
+    if user is not None and any(u.pk == user.pk for u in experts):
+        errors.append(
+            _("%(name)s builds this set and sees its model names, so cannot also label it.")
+            % {"name": user.get_username()}
+        )
     if experts_per_comparison is not None and not 1 <= experts_per_comparison <= max(len(experts), 1):
         errors.append(_("Experts per comparison must be between 1 and the number of experts."))
     if per_stratum is not None and per_stratum < 1:

@@ -35,11 +35,32 @@ def normalise(text: str) -> str:
     return re.sub(r"[ \t\u3000]+", " ", unicodedata.normalize("NFKC", text).translate(_APOSTROPHES))
 
 
+def split_list_marker(line: str) -> tuple[bool, str]:
+    """Return whether a line starts with a list marker, and the normalised line without that marker.
+
+    The marker is looked for in the line as written first: NFKC turns circled numbers (①) into plain digits
+    (1), which no longer read as a marker. Then in the normalised line, where compatibility forms such as ⑴
+    or ⒈ have become (1) and 1.
+    """
+    marker = LIST_LINE.match(line)
+    if marker:
+        return True, normalise(line[marker.end() :])
+    normal = normalise(line)
+    marker = LIST_LINE.match(normal)
+    if marker:
+        return True, normal[marker.end() :]
+    return False, normal
+
+
+def normalised_lines(text: str) -> list[tuple[bool, str]]:
+    """Return each non-blank line as (starts with a list marker, normalised line without the marker)."""
+    return [split_list_marker(line) for line in text.splitlines() if line.strip()]
+
+
 def content_lines(text: str) -> list[str]:
     """Return the non-blank lines without list markers and Markdown emphasis."""
     lines = []
-    for line in normalise(text).splitlines():
-        line = LIST_LINE.sub("", line, count=1)
+    for _, line in normalised_lines(text):
         line = _MARKUP.sub("", line).strip()
         if line:
             lines.append(line)

@@ -1,13 +1,14 @@
 """Pages for pairwise expert labelling: comparison sets, the keyboard-driven labelling queue, response import."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
+from core.permissions import permission_required
 from items.services import ImportFailed
 from labelling import selectors
 from labelling import services as comparisons
@@ -16,14 +17,23 @@ from labelling.models import ComparisonSet, ExpertLabel
 from labelling.pairwise import anonymise, plus_string
 from llm.models import Run
 
+BUILDERS = gettext_lazy(
+    "Importing or generating responses and building comparison sets shows which model wrote which response, so "
+    "it is left to those who do not label."
+)
+LABELLERS = gettext_lazy(
+    "Comparisons are labelled blind by the experts they are assigned to; whoever builds sets or imports responses "
+    "has seen the model names and does not label."
+)
 
-@permission_required("items.view_item", raise_exception=True)
+
+@permission_required("items.view_item")
 def set_list(request: HttpRequest) -> HttpResponse:
     sets = selectors.comparison_set_overview(expert=request.user)
     return render(request, "labelling/labelling_list.html", {"sets": sets})
 
 
-@permission_required("labelling.manage_comparisons", raise_exception=True)
+@permission_required("labelling.manage_comparisons", why=BUILDERS)
 def set_create(request: HttpRequest) -> HttpResponse:
     form = ComparisonSetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -48,7 +58,7 @@ def set_create(request: HttpRequest) -> HttpResponse:
     return render(request, "labelling/labelling_create.html", {"form": form}, status=400 if form.errors else 200)
 
 
-@permission_required("labelling.manage_comparisons", raise_exception=True)
+@permission_required("labelling.manage_comparisons", why=BUILDERS)
 def responses_import(request: HttpRequest) -> HttpResponse:
     context: dict = {"generate_form": GenerateForm(request.POST if request.POST.get("form") == "generate" else None)}
     if request.method == "POST" and request.POST.get("form") == "generate":
@@ -80,7 +90,7 @@ def responses_import(request: HttpRequest) -> HttpResponse:
     return render(request, "labelling/responses_import.html", context, status=status)
 
 
-@permission_required("screening.review_item", raise_exception=True)
+@permission_required("labelling.label_comparisons", why=LABELLERS)
 def label_next(request: HttpRequest, pk: int) -> HttpResponse:
     cs = get_object_or_404(ComparisonSet, pk=pk)
     assignment = selectors.label_next(comparison_set=cs, expert=request.user)
@@ -90,7 +100,7 @@ def label_next(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("labelling:label", pk=cs.pk, assignment=assignment.pk)
 
 
-@permission_required("screening.review_item", raise_exception=True)
+@permission_required("labelling.label_comparisons", why=LABELLERS)
 def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     cs = get_object_or_404(ComparisonSet, pk=pk)
     assignment_obj = selectors.label_assignment(comparison_set=cs, pk=assignment)

@@ -8,6 +8,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.permissions import api_permission
 from llm import selectors, services
 from llm.models import Endpoint, LLMCall, Run
 from llm.serializers import (
@@ -20,17 +21,6 @@ from llm.serializers import (
     RunItemSerializer,
     RunSerializer,
 )
-
-
-def needs(permission: str) -> type[BasePermission]:
-    """Return a permission class requiring one Django permission."""
-
-    class Needs(BasePermission):
-        def has_permission(self, request: Request, view: object) -> bool:
-            return bool(request.user and request.user.is_authenticated and request.user.has_perm(permission))
-
-    Needs.__name__ = f"Needs_{permission.replace('.', '_')}"
-    return Needs
 
 
 class EndpointViewSet(
@@ -47,8 +37,8 @@ class EndpointViewSet(
 
     def get_permissions(self) -> list[BasePermission]:
         if self.action in {"list", "retrieve"}:
-            return [needs("llm.view_endpoint")()]
-        return [needs("llm.manage_endpoint")()]
+            return [api_permission("llm.view_endpoint")()]
+        return [api_permission("llm.manage_endpoint")()]
 
     def perform_create(self, serializer: EndpointSerializer) -> None:
         serializer.instance = services.endpoint_create(data=serializer.validated_data)
@@ -78,8 +68,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     def get_permissions(self) -> list[BasePermission]:
         if self.action in {"list", "retrieve", "progress", "results"}:
-            return [needs("llm.view_run")()]
-        return [needs("llm.run_llm")()]
+            return [api_permission("llm.view_run")()]
+        return [api_permission("llm.run_llm")()]
 
     @extend_schema(
         parameters=[OpenApiParameter(n, str, description=f"filter by {n}") for n in ("status", "endpoint", "purpose")]
@@ -146,7 +136,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 class CallViewSet(viewsets.ReadOnlyModelViewSet):
     """The call log: every request sent (or served from the cache), with its reply, tokens, cost and attempts."""
 
-    permission_classes = [needs("llm.view_llmcall")]
+    permission_classes = [api_permission("llm.view_llmcall")]
     queryset = LLMCall.objects.none()
 
     def get_queryset(self):  # noqa: ANN201
@@ -169,7 +159,17 @@ class CallViewSet(viewsets.ReadOnlyModelViewSet):
         return super().list(request, *args, **kwargs)
 
 
+class LLMRootView(routers.APIRootView):
+    """The LLM API's index: for those who may read runs."""
+
+    permission_classes = [api_permission("llm.view_run")]
+
+
 router = routers.DefaultRouter()
+# No ".json" twins of every route: the API answers JSON, and custom actions did not accept a format suffix.
+router.include_format_suffixes = False
+router.APIRootView = LLMRootView
+router.root_view_name = "llm-api-root"
 router.register("endpoints", EndpointViewSet, basename="llm-endpoint")
 router.register("runs", RunViewSet, basename="llm-run")
 router.register("calls", CallViewSet, basename="llm-call")

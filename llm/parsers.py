@@ -9,6 +9,8 @@ import json
 import re
 from collections.abc import Callable
 
+from django.utils.translation import gettext as _
+
 Parser = Callable[[str, dict], object]
 
 _REGISTRY: dict[str, Parser] = {}
@@ -114,24 +116,53 @@ def parse_judge_verdict(text: str, response: dict) -> dict:
     return {"winner": label, "margin": len(m.group(2)), "reasoning": text[: m.start()].strip()}
 
 
+BYTES_PREFIX = "bytes:"
+_ESCAPED_BYTE_RE = re.compile(r"\\x([0-9a-fA-F]{2})|\\\\|.", re.DOTALL)
+
+
+def token_bytes(token: str) -> bytes:
+    """Return the bytes a reported token stands for.
+
+    A token that is not valid UTF-8 on its own (part of a character) is reported as ``bytes:`` followed by its
+    bytes, ``\\xNN`` escaped (OpenAI: ``bytes:\\xe6\\x84``; printable ASCII such as a leading space may appear
+    as itself); any other token is its text in UTF-8.
+    """
+    if not token.startswith(BYTES_PREFIX):
+        return token.encode("utf-8")
+    parts = []
+    for m in _ESCAPED_BYTE_RE.finditer(token, len(BYTES_PREFIX)):
+        if m.group(1):
+            parts.append(bytes([int(m.group(1), 16)]))
+        else:
+            parts.append(b"\\" if m.group(0) == "\\\\" else m.group(0).encode("utf-8"))
+    return b"".join(parts)
+
+
 @register("logprobs")
 def parse_logprobs(text: str, response: dict) -> dict:
-    """Read per-token log-probabilities of a legacy completions reply (``echo`` with ``logprobs``)."""
+    """Read per-token log-probabilities of a legacy completions reply (``echo`` with ``logprobs``).
+
+    ``text_offset`` (each token's character offset in the echoed text) is kept when the server gives it; it
+    must then line up with the tokens, because scoring a continuation depends on it.
+    """
     try:
         logprobs = response["choices"][0]["logprobs"]
         tokens = list(logprobs["tokens"])
         values = list(logprobs["token_logprobs"])
-    except (KeyError, IndexError, TypeError) as exc:
+        offsets = list(logprobs.get("text_offset") or [])
+    except (AttributeError, KeyError, IndexError, TypeError) as exc:
         raise ParseError("the reply has no token log-probabilities (does the server support echo?)") from exc
     if len(tokens) != len(values) or not tokens:
         raise ParseError("tokens and log-probabilities do not line up")
+    if offsets and len(offsets) != len(tokens):
+        raise ParseError(_("The tokens and their text offsets do not line up."))
     known = [float(v) for v in values if v is not None]
     if not known:
         raise ParseError("no token has a log-probability")
     return {
         "tokens": tokens,
         "token_logprobs": values,
-        "text_offset": list(logprobs.get("text_offset") or []),
+        "text_offset": offsets,
         "sum": sum(known),
         "mean": sum(known) / len(known),
     }

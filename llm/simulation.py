@@ -16,6 +16,8 @@ import random
 import re
 from dataclasses import dataclass
 
+from llm.parsers import BYTES_PREFIX
+
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 TOKEN_RE = re.compile(rf"\s*[{CJK}]|\s*[A-Za-z]+|\s*\d{{1,3}}|\s*\S|\s+")
 WORD_RE = re.compile(rf"[{CJK}]|[A-Za-z']+")
@@ -426,6 +428,82 @@ def garble(text: str, rng: random.Random) -> str:
 
 # --- legacy completions with log-probabilities --------------------------------------------------------------
 
+# Pre-tokens as GPT-2-style BPE tokenizers split text: a word, a number (up to 3 digits), a run of CJK characters
+# or of punctuation, each with at most one leading space; whitespace on its own otherwise.
+PRETOKEN_RE = re.compile(
+    rf"'(?:s|t|re|ve|m|ll|d)\b| ?[A-Za-z]+| ?\d{{1,3}}| ?[{CJK}]+| ?[^\sA-Za-z\d{CJK}]+|\s+(?!\S)|\s+"
+)
+WORD_PIECE_LETTERS = 6
+RARE_CJK_SHARE = 0.15  # CJK characters outside the simulated vocabulary: byte-fallback tokens
+CJK_PAIR_SHARE = 0.4  # two common CJK characters that form one token
+
+
+def bytes_token(data: bytes) -> str:
+    """Return how servers report a token that is not valid UTF-8 on its own: ``bytes: \\xe5\\xbc``."""
+    return BYTES_PREFIX + "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\x{b:02x}" for b in data)
+
+
+def _cjk_pieces(run: str) -> list[tuple[str, bool]]:
+    """Split a CJK pre-token (maybe with a leading space) into (text, rare) pieces: a character or a common pair."""
+    space, chars = ("", run) if run[0] != " " else (" ", run[1:])
+    pieces: list[tuple[str, bool]] = []
+    i = 0
+    while i < len(chars):
+        char = chars[i]
+        rare = unit_hash("rare-cjk", char) < RARE_CJK_SHARE
+        pair = chars[i : i + 2]
+        common_pair = len(pair) == 2 and unit_hash("rare-cjk", pair[1]) >= RARE_CJK_SHARE
+        if not rare and common_pair and unit_hash("cjk-pair", pair) < CJK_PAIR_SHARE:
+            pieces.append((pair, False))
+            i += 2
+            continue
+        pieces.append((char, rare))
+        i += 1
+    first, first_rare = pieces[0]
+    pieces[0] = (space + first, first_rare)
+    return pieces
+
+
+def logprob_tokens(text: str) -> tuple[list[str], list[int]]:
+    """Tokenize text as a BPE server reports it with ``logprobs``; return the tokens and their ``text_offset``.
+
+    English words carry their leading space (`` happy``) and long ones split into pieces of six letters; CJK
+    runs give common two-character tokens, single characters, and rare characters as byte-fallback tokens
+    (the first two UTF-8 bytes, with a leading space if any, then the last byte), reported as
+    ``bytes:\\xe5\\xbc``. A token's offset is the number of characters of the text completed before it, so a
+    partial token shares its offset with the token that completes its character, and decoding the tokens'
+    bytes in order gives back the text.
+    """
+    tokens: list[str] = []
+    offsets: list[int] = []
+    position = 0
+    for match in PRETOKEN_RE.finditer(text):
+        pre = match.group()
+        if re.fullmatch(rf" ?[{CJK}]+", pre):
+            for piece, rare in _cjk_pieces(pre):
+                if not rare:
+                    tokens.append(piece)
+                    offsets.append(position)
+                    position += len(piece)
+                    continue
+                data = piece.encode("utf-8")
+                tokens += [bytes_token(data[:-1]), bytes_token(data[-1:])]
+                # The first token completes the leading space, if any; the character needs the second.
+                offsets += [position, position + len(piece) - 1]
+                position += len(piece)
+        elif re.fullmatch(r" ?[A-Za-z]+", pre):
+            start = 1 if pre[0] == " " else 0
+            cuts = list(range(start + WORD_PIECE_LETTERS, len(pre), WORD_PIECE_LETTERS))
+            for a, b in zip([0, *cuts], [*cuts, len(pre)], strict=True):
+                tokens.append(pre[a:b])
+                offsets.append(position + a)
+            position += len(pre)
+        else:
+            tokens.append(pre)
+            offsets.append(position)
+            position += len(pre)
+    return tokens, offsets
+
 
 def token_logprob(model: str, seed: int, previous: str, token: str) -> float:
     """Return a stable pseudo log-probability in [-6, -0.05] for ``token`` after ``previous``."""
@@ -439,20 +517,24 @@ def completion_reply(model: str, prompt: str, *, seed: int, max_tokens: int, ech
     if max_tokens > 0:
         words = re.findall(r"[A-Za-z]+", prompt) or ["and"]
         continuation = "".join(" " + rng.choice(words) for _ in range(max_tokens))
-    prompt_toks = tokenize(prompt)
-    completion_toks = tokenize(continuation)
-    shown = (prompt_toks if echo else []) + completion_toks
-    text = ("".join(prompt_toks) if echo else "") + continuation
+    prompt_toks, prompt_offsets = logprob_tokens(prompt)
+    completion_toks, completion_offsets = logprob_tokens(continuation)
+    if len(completion_toks) > max_tokens:
+        continuation = continuation[: completion_offsets[max_tokens]]
+        completion_toks, completion_offsets = completion_toks[:max_tokens], completion_offsets[:max_tokens]
+    text = (prompt if echo else "") + continuation
+    if echo:
+        shown = prompt_toks + completion_toks
+        offsets = prompt_offsets + [len(prompt) + o for o in completion_offsets]
+    else:
+        # As OpenAI does, offsets count from the start of the prompt even when it is not echoed.
+        shown, offsets = completion_toks, [len(prompt) + o for o in completion_offsets]
     data: dict = {"text": text, "prompt_tokens": len(prompt_toks), "completion_tokens": len(completion_toks)}
     if logprobs is not None:
         values: list[float | None] = []
-        offsets: list[int] = []
-        offset = 0
         previous = ""
         for index, token in enumerate(shown):
             values.append(None if echo and index == 0 else token_logprob(model, seed, previous, token))
-            offsets.append(offset)
-            offset += len(token)
             previous = token
         data["logprobs"] = {
             "tokens": shown,

@@ -4,20 +4,24 @@ import json
 import os
 
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.permissions import permission_required
 from llm import selectors, services
 from llm.forms import EndpointForm, RunCreateForm, RunFilterForm
 from llm.models import Endpoint, LLMCall, Run, RunItem
 
 PAGE_SIZE = 50
+BLIND = gettext_lazy(
+    "LLM runs and calls show which endpoint wrote which reply, so those who label replies blind do not see them."
+)
 RUN_ACTIONS = {
     "pause": services.run_pause,
     "resume": services.run_resume,
@@ -63,7 +67,7 @@ def _progress_context(request: HttpRequest, run: Run) -> dict:
     }
 
 
-@permission_required("llm.view_run", raise_exception=True)
+@permission_required("llm.view_run", why=BLIND)
 def run_list(request: HttpRequest) -> HttpResponse:
     form = RunFilterForm(request.GET or None)
     status = form.cleaned_data.get("status", "") if form.is_valid() else ""
@@ -74,7 +78,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     return render(request, "llm/run_list.html#runs" if request.htmx else "llm/run_list.html", context)
 
 
-@permission_required("llm.view_run", raise_exception=True)
+@permission_required("llm.view_run", why=BLIND)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_or_404(pk)
     status = request.GET.get("items", "")
@@ -96,13 +100,13 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-@permission_required("llm.view_run", raise_exception=True)
+@permission_required("llm.view_run", why=BLIND)
 def run_progress(request: HttpRequest, pk: int) -> HttpResponse:
     run = _run_or_404(pk)
     return render(request, "llm/run_detail.html#progress", _progress_context(request, run))
 
 
-@permission_required("llm.run_llm", raise_exception=True)
+@permission_required("llm.run_llm", why=BLIND)
 @require_POST
 def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     run = _run_or_404(pk)
@@ -126,7 +130,7 @@ def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     return redirect("llm:run-detail", pk=pk)
 
 
-@permission_required("llm.run_llm", raise_exception=True)
+@permission_required("llm.run_llm", why=BLIND)
 @require_http_methods(["GET", "POST"])
 def run_create(request: HttpRequest) -> HttpResponse:
     form = RunCreateForm(request.POST or None, request.FILES or None)
@@ -150,7 +154,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
     return render(request, "llm/run_create.html", {"form": form}, status=400 if form.errors else 200)
 
 
-@permission_required("llm.view_run", raise_exception=True)
+@permission_required("llm.view_run", why=BLIND)
 def run_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     """Download a run's items with their requests, replies and parsed results as JSONL (never any key)."""
     run = _run_or_404(pk)
@@ -181,7 +185,7 @@ def run_export(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     return response
 
 
-@permission_required("llm.view_llmcall", raise_exception=True)
+@permission_required("llm.view_llmcall", why=BLIND)
 def call_detail(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         call = selectors.call_detail(pk=pk)
@@ -198,7 +202,7 @@ def call_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-@permission_required("llm.view_endpoint", raise_exception=True)
+@permission_required("llm.view_endpoint")
 def endpoint_list(request: HttpRequest) -> HttpResponse:
     endpoints = [
         {"endpoint": e, "key_set": bool(e.api_key_env and os.environ.get(e.api_key_env))}
@@ -211,7 +215,7 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-@permission_required("llm.manage_endpoint", raise_exception=True)
+@permission_required("llm.manage_endpoint")
 @require_http_methods(["GET", "POST"])
 def endpoint_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=pk) if pk else None
@@ -233,7 +237,7 @@ def endpoint_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
     )
 
 
-@permission_required("llm.manage_endpoint", raise_exception=True)
+@permission_required("llm.manage_endpoint")
 @require_POST
 def endpoint_test(request: HttpRequest, pk: int) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=pk)

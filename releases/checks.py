@@ -1,12 +1,26 @@
-"""The validation checklist a release must pass before it is frozen (pure: plain records in, checks out)."""
+"""The validation checklist a release must pass before it is frozen (pure: plain records in, checks out), and its
+wording in the reader's language."""
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from items.content import LANGUAGES, check_parity, prose_text
 from items.similarity import near_duplicates
 
 ANSWER_CODES = {"missing_answer", "answer_out_of_range"}
+CHECK_LABELS = {
+    "not_empty": gettext_lazy("Not empty"),
+    "all_accepted": gettext_lazy("Every item accepted"),
+    "bilingual_parity": gettext_lazy("Both languages present and in parity"),
+    "answer_keys": gettext_lazy("Answer keys valid"),
+    "near_duplicates": gettext_lazy("No near-duplicates above the threshold"),
+    "dimension_targets": gettext_lazy("Per-dimension counts meet targets"),
+    "domain_balance": gettext_lazy("Balance across scenario domains"),
+    "valence_balance": gettext_lazy("Balance across valence groups"),
+}
 
 
 @dataclass
@@ -168,3 +182,69 @@ def release_checklist(
         )
     )
     return checks
+
+
+def checklist_display(checks: list[dict]) -> list[dict]:
+    """Return checks with their summary worded in the UI language (stored checks keep English summaries)."""
+    result = []
+    for check in checks:
+        p = check.get("params") or {}
+        code, variant = check["code"], p.get("variant")
+        text = check["summary"]
+        if code == "not_empty" and "n" in p:
+            text = ngettext("%(n)s item", "%(n)s items", p["n"]) % p
+        elif code == "all_accepted" and "n" in p:
+            text = ngettext("%(ok)s of %(n)s item accepted", "%(ok)s of %(n)s items accepted", p["n"]) % p
+        elif code == "bilingual_parity" and "n" in p:
+            text = (
+                ngettext(
+                    "%(ok)s of %(n)s item has both languages in parity",
+                    "%(ok)s of %(n)s items have both languages in parity",
+                    p["n"],
+                )
+                % p
+            )
+        elif code == "answer_keys" and "bad" in p:
+            text = (
+                ngettext(
+                    "%(bad)s item with a missing or invalid answer key",
+                    "%(bad)s items with a missing or invalid answer key",
+                    p["bad"],
+                )
+                % p
+            )
+        elif code == "near_duplicates" and "pairs" in p:
+            text = (
+                ngettext(
+                    "%(pairs)s near-duplicate pair at cosine >= %(threshold)s",
+                    "%(pairs)s near-duplicate pairs at cosine >= %(threshold)s",
+                    p["pairs"],
+                )
+                % p
+            )
+        elif code == "dimension_targets" and variant:
+            met = variant == "met"
+            text = (
+                _("per-dimension counts meet their targets") if met else _("per-dimension counts differ from targets")
+            )
+        elif code == "domain_balance" and variant == "none":
+            text = _("no item has a scenario")
+        elif code == "domain_balance" and variant == "too_big":
+            text = _("domains above %(share)s%% of items: %(domains)s") % p
+        elif code == "domain_balance" and variant == "ok":
+            text = (
+                ngettext(
+                    "%(count)s scenario domain; none above %(share)s%% of items",
+                    "%(count)s scenario domains; none above %(share)s%% of items",
+                    p["count"],
+                )
+                % p
+            )
+        elif code == "valence_balance" and variant == "ok":
+            text = _("every valence group holds at least %(share)s%% of emotion labels") % p
+        elif code == "valence_balance" and variant == "thin":
+            text = _("valence groups below %(share)s%%: %(groups)s") % p
+        elif code == "valence_balance" and variant == "none":
+            text = _("no emotions labelled")
+        result.append({**check, "summary": text})
+    return result

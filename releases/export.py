@@ -1,8 +1,9 @@
-"""Byte-reproducible export files of a frozen release, and their verification (no ORM).
+"""Byte-reproducible export files of a release, and their verification (no ORM).
 
-Every file is a pure function of the release's pinned content: records are sorted in Python (never by the
+Every file is a pure function of the data recorded at freeze: records are sorted in Python (never by the
 database's collation), JSON is canonical, timestamps inside archives are fixed. The same release therefore
-exports to identical bytes on SQLite and PostgreSQL alike.
+exports to identical bytes on SQLite and PostgreSQL alike. The files are written once, when the release is
+frozen, and kept (``ReleaseFile``); later exports return the kept bytes.
 """
 
 import csv
@@ -17,7 +18,7 @@ import pyarrow.parquet as pq
 
 from core.canonical import canonical_json
 from items.content import LANGUAGES
-from items.interchange import FORMAT
+from releases.card import card_markdown
 
 MANIFEST = "manifest.json"
 ZIP_CONTENT_TYPE = "application/zip"
@@ -115,65 +116,11 @@ def _parquet(rows: list[dict]) -> bytes:
     return sink.getvalue()
 
 
-def _card(meta: dict, entries: list[dict], facts: dict) -> bytes:
-    lines = [f"# {meta['title']}", "", f"Benchmark `{meta['benchmark']}`, version {meta['version']}.", ""]
-    if meta.get("description"):
-        lines += [meta["description"], ""]
-    lines += [
-        "## Contents",
-        "",
-        "| dimension | module | " + " | ".join(LANGUAGES) + " |",
-        "|---|---|" + "---|" * len(LANGUAGES),
-    ]
-    counts: dict[tuple[str, str], int] = {}
-    modules: dict[str, str] = {}
-    for e in entries:
-        modules[e["dimension"]] = e["module"] or ""
-        for lang in LANGUAGES:
-            if e["content"].get(lang):
-                counts[(e["dimension"], lang)] = counts.get((e["dimension"], lang), 0) + 1
-    for dim in sorted(modules):
-        lines.append(
-            f"| {dim} | {modules[dim]} | " + " | ".join(str(counts.get((dim, lang), 0)) for lang in LANGUAGES) + " |"
-        )
-    totals = [sum(v for (d, lang), v in counts.items() if lang == language) for language in LANGUAGES]
-    lines += ["| **total** | | " + " | ".join(str(t) for t in totals) + " |", ""]
-    lines += ["## Taxonomy", ""]
-    for dim in facts.get("dimensions", []):
-        lines.append(
-            f"- `{dim['code']}` {dim['name_en']} / {dim['name_zh']}"
-            + (f" — {dim['definition_en']}" if dim.get("definition_en") else "")
-        )
-    lines += ["", "## How it was built", ""]
-    for line in facts.get("provenance", []):
-        lines.append(f"- {line}")
-    lines += [
-        "",
-        "## Licence",
-        "",
-        meta.get("licence") or "Not stated.",
-        "",
-        "## Citation",
-        "",
-        "```",
-        meta.get("citation") or "Not stated.",
-        "```",
-        "",
-    ]
-    lines += [
-        "## Files",
-        "",
-        "- `items.<lang>.jsonl`: one record per item in that language",
-        f"- `items.bilingual.jsonl`: both languages per record, in the `{FORMAT}` interchange format",
-        "- `items.csv`, `items.parquet`: one row per item and language",
-        "- `manifest.json`: SHA-256 of every file; check with `python manage.py verify_release DIR`",
-        "",
-    ]
-    return "\n".join(lines).encode("utf-8")
-
-
 def export_files(meta: dict, entries: list[dict], facts: dict) -> dict[str, bytes]:
-    """Return every export file by name (manifest included), built only from the given plain data."""
+    """Return every export file by name (manifest included), built only from the given plain data.
+
+    ``facts`` are the dataset card's (``releases.record.card_facts``).
+    """
     entries = sorted(entries, key=lambda e: e["uid"])
     by_lang = _language_rows(meta, entries)
     files: dict[str, bytes] = {}
@@ -184,7 +131,7 @@ def export_files(meta: dict, entries: list[dict], facts: dict) -> dict[str, byte
     all_rows.sort(key=lambda r: (r["uid"], r["language"]))
     files["items.csv"] = _csv(all_rows)
     files["items.parquet"] = _parquet(all_rows)
-    files["README.md"] = _card(meta, entries, facts)
+    files["README.md"] = card_markdown(meta, facts).encode("utf-8")
     files[MANIFEST] = manifest_bytes(meta, files)
     return dict(sorted(files.items()))
 
@@ -219,28 +166,45 @@ def zip_bytes(files: dict[str, bytes], folder: str) -> bytes:
     return buffer.getvalue()
 
 
-def verify_directory(path: Path) -> list[str]:
-    """Check an unpacked export against its manifest; return one message per problem (empty when intact)."""
+def read_manifest(path: Path) -> tuple[dict | None, list[str]]:
+    """Return the manifest in ``path`` as {"release", "files"}, or None and why it cannot be read."""
     manifest_path = path / MANIFEST
     if not manifest_path.is_file():
-        return [f"{MANIFEST} is missing from {path}"]
+        return None, [f"{MANIFEST} is missing from {path}"]
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         listing = manifest["files"]
-    except (ValueError, KeyError, TypeError) as exc:
-        return [f"{MANIFEST} is not a valid manifest: {exc}"]
+        release = manifest.get("release") or {}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        return None, [f"{MANIFEST} is not a valid manifest: {exc}"]
+    if not isinstance(listing, dict) or not isinstance(release, dict):
+        return None, [f"{MANIFEST} is not a valid manifest: no file listing"]
+    return {"release": release, "files": listing}, []
+
+
+def verify_directory(path: Path, expected: dict[str, dict] | None = None) -> list[str]:
+    """Check an unpacked export against a listing of {name: {"bytes", "sha256"}}; return one message per problem.
+
+    Without ``expected``, the directory's own manifest is the listing (and is itself not checked); a listing
+    recorded elsewhere (at freeze, in the database) includes the manifest.
+    """
+    if expected is None:
+        manifest, problems = read_manifest(path)
+        if manifest is None:
+            return problems
+        expected = manifest["files"]
     problems = []
-    for name, expected in sorted(listing.items()):
+    for name, listed in sorted(expected.items()):
         file = path / name
         if not file.is_file():
             problems.append(f"{name}: missing")
             continue
         data = file.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
-        if digest != expected.get("sha256"):
-            problems.append(f"{name}: SHA-256 {digest} does not match the manifest's {expected.get('sha256')}")
-        elif len(data) != expected.get("bytes"):
-            problems.append(f"{name}: {len(data)} bytes, manifest says {expected.get('bytes')}")
-    extra = sorted(p.name for p in path.iterdir() if p.is_file() and p.name != MANIFEST and p.name not in listing)
+        if digest != listed.get("sha256"):
+            problems.append(f"{name}: SHA-256 {digest} does not match the manifest's {listed.get('sha256')}")
+        elif len(data) != listed.get("bytes"):
+            problems.append(f"{name}: {len(data)} bytes, the manifest says {listed.get('bytes')}")
+    extra = sorted(p.name for p in path.iterdir() if p.is_file() and p.name != MANIFEST and p.name not in expected)
     problems += [f"{name}: not listed in the manifest" for name in extra]
     return problems

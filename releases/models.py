@@ -100,10 +100,12 @@ class Release(models.Model):
         return self.status == self.Status.FROZEN
 
 
-class ReleaseItemQuerySet(models.QuerySet):
+class ReleasePartQuerySet(models.QuerySet):
+    """Rows that belong to a release (its pinned items, its files): none of a frozen release's may change."""
+
     def _refuse_if_frozen(self) -> None:
         if self.filter(release__status=Release.Status.FROZEN).exists():
-            raise FrozenReleaseError(_("The items of a frozen release cannot change."))
+            raise FrozenReleaseError(self.model.frozen_message)
 
     def update(self, **kwargs: object) -> int:
         self._refuse_if_frozen()
@@ -116,18 +118,37 @@ class ReleaseItemQuerySet(models.QuerySet):
     def bulk_create(self, objs: list, *args: object, **kwargs: object) -> list:
         release_ids = {obj.release_id for obj in objs}
         if Release.objects.filter(pk__in=release_ids, status=Release.Status.FROZEN).exists():
-            raise FrozenReleaseError(_("The items of a frozen release cannot change."))
+            raise FrozenReleaseError(self.model.frozen_message)
         return super().bulk_create(objs, *args, **kwargs)
 
 
-class ReleaseItem(models.Model):
+class ReleasePart(models.Model):
+    """A row of a release that changes only while the release is a draft."""
+
+    frozen_message = _("The items of a frozen release cannot change.")
+
+    objects = ReleasePartQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        if Release.objects.filter(pk=self.release_id, status=Release.Status.FROZEN).exists():
+            raise FrozenReleaseError(self.frozen_message)
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
+        if Release.objects.filter(pk=self.release_id, status=Release.Status.FROZEN).exists():
+            raise FrozenReleaseError(self.frozen_message)
+        return super().delete(*args, **kwargs)
+
+
+class ReleaseItem(ReleasePart):
     """One item of a release, pinned to the revision the release contains."""
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="entries")
     item = models.ForeignKey("items.Item", on_delete=models.PROTECT, related_name="release_entries")
     revision = models.ForeignKey("items.ItemRevision", on_delete=models.PROTECT, related_name="release_entries")
-
-    objects = ReleaseItemQuerySet.as_manager()
 
     class Meta:
         ordering = ["release", "item__uid"]
@@ -140,16 +161,32 @@ class ReleaseItem(models.Model):
     def __str__(self) -> str:
         return f"{self.release} · {self.item_id} r{self.revision_id}"
 
-    def save(self, *args: object, **kwargs: object) -> None:
-        if Release.objects.filter(pk=self.release_id, status=Release.Status.FROZEN).exists():
-            raise FrozenReleaseError(_("The items of a frozen release cannot change."))
-        super().save(*args, **kwargs)
-
-    def delete(self, *args: object, **kwargs: object) -> tuple[int, dict[str, int]]:
-        if Release.objects.filter(pk=self.release_id, status=Release.Status.FROZEN).exists():
-            raise FrozenReleaseError(_("The items of a frozen release cannot change."))
-        return super().delete(*args, **kwargs)
-
     def clean(self) -> None:
         if self.revision_id and self.item_id and self.revision.item_id != self.item_id:
             raise ValidationError({"revision": _("The pinned revision belongs to another item.")})
+
+
+class ReleaseFile(ReleasePart):
+    """One export file of a frozen release, kept as written at freeze: every later export returns these bytes.
+
+    Written in the freeze transaction, so a draft has none; size and SHA-256 are the manifest recorded at freeze.
+    """
+
+    frozen_message = _("The files of a frozen release cannot change.")
+
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="files")
+    name = models.CharField(_("file name"), max_length=100)
+    content = models.BinaryField(_("content"))
+    size = models.PositiveBigIntegerField(_("bytes"))
+    sha256 = models.CharField(_("SHA-256"), max_length=64)
+
+    class Meta:
+        ordering = ["release", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["release", "name"], name="release_file_name_unique"),
+        ]
+        verbose_name = _("release file")
+        verbose_name_plural = _("release files")
+
+    def __str__(self) -> str:
+        return f"{self.release} · {self.name}"

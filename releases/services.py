@@ -1,26 +1,28 @@
 """Services and reads for releases: build, edit while draft, validate, freeze, export, compare."""
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.db.models import Count
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core.canonical import canonical_json
 from items import selectors
-from items.interchange import FORMAT
-from items.models import Benchmark, Item, ItemRevision
+from items.models import Benchmark, Item
+from releases import record
+from releases.card import card_markdown
 from releases.checks import Check, EntryFacts, release_checklist
-from releases.export import ZIP_CONTENT_TYPE, export_files, file_checksums, zip_bytes
-from releases.models import Release, ReleaseItem
+from releases.export import MANIFEST, ZIP_CONTENT_TYPE, export_files, read_manifest, verify_directory, zip_bytes
+from releases.models import Release, ReleaseFile, ReleaseItem
 
 DEFAULT_FILTERS = {"status": "accepted"}
 EDITABLE_FIELDS = ("title", "description", "licence", "citation")
@@ -190,10 +192,11 @@ def _content_checksum(entries: list[ReleaseItem]) -> str:
 
 @transaction.atomic
 def release_freeze(*, release: Release, user: AbstractBaseUser | None, override_reason: str = "") -> Release:
-    """Freeze a draft release for good, recording who, when and the validation result.
+    """Freeze a draft release for good, recording who, when, the validation result and the export files.
 
     Failed checks block freezing unless ``override_reason`` explains why it is acceptable; an empty release can
-    never be frozen.
+    never be frozen. The export files (dataset card included) are written now, from the record as it stands, and
+    kept: every later export of the release returns these bytes.
     """
     release = Release.objects.select_for_update().get(pk=release.pk)
     _require_draft(release)
@@ -218,120 +221,72 @@ def release_freeze(*, release: Release, user: AbstractBaseUser | None, override_
     release.content_checksum = _content_checksum(entries)
     release.updated_by = user
     release.full_clean()
+    # The files go in while the row still says draft: from the moment it says frozen, the database refuses them.
+    ReleaseFile.objects.bulk_create(
+        [
+            ReleaseFile(
+                release=release, name=name, content=data, size=len(data), sha256=hashlib.sha256(data).hexdigest()
+            )
+            for name, data in release_files_build(release=release, entries=entries).items()
+        ]
+    )
     release.save()
     return release
 
 
-def _export_inputs(release: Release) -> tuple[dict, list[dict], dict]:
-    entries = release_entries(release)
-    dims = {d.code: d for d in release.benchmark.dimensions.select_related("parent")}
-    from items.models import Scenario
+def release_files_build(*, release: Release, entries: list[ReleaseItem]) -> dict[str, bytes]:
+    """Write the export files of ``release`` from the live rows (done once, at freeze)."""
+    records = record.export_records(release, entries)
+    facts = record.card_facts(release, entries, checks=release.validation.get("checks", []))
+    return export_files(record.release_meta(release, items=len(records)), records, facts)
 
-    domains = dict(Scenario.objects.values_list("code", "domain__code"))
-    records = []
-    for e in entries:
-        attrs = e.revision.attributes
-        dim = dims.get(attrs.get("dimension"))
-        interchange = {
-            "format": FORMAT,
-            "uid": e.item.uid,
-            "benchmark": release.benchmark.slug,
-            "dimension": attrs.get("dimension"),
-            "kind": e.item.kind,
-            "scenario": attrs.get("scenario"),
-            "emotions": attrs.get("emotions", []),
-            "crisis_level": attrs.get("crisis_level"),
-            "difficulty": attrs.get("difficulty", ""),
-            "status": "accepted" if e.item.status == "accepted" else e.item.status,
-            "origin": e.item.origin,
-            "metadata": attrs.get("metadata", {}),
-            "revision": e.revision.number,
-            "content": e.revision.content,
-        }
-        records.append(
-            {
-                "uid": e.item.uid,
-                "module": dim.parent.code if dim and dim.parent else None,
-                "dimension": attrs.get("dimension"),
-                "kind": e.item.kind,
-                "scenario": attrs.get("scenario"),
-                "domain": domains.get(attrs.get("scenario")),
-                "emotions": attrs.get("emotions", []),
-                "crisis_level": attrs.get("crisis_level"),
-                "difficulty": attrs.get("difficulty", ""),
-                "revision": e.revision.number,
-                "content": e.revision.content,
-                "interchange": interchange,
-            }
-        )
-    meta = {
-        "benchmark": release.benchmark.slug,
-        "version": release.version,
-        "title": release.title,
-        "description": release.description,
-        "licence": release.licence,
-        "citation": release.citation,
-        "frozen_at": release.frozen_at.strftime("%Y-%m-%dT%H:%M:%SZ") if release.frozen_at else None,
-        "content_checksum": release.content_checksum,
-        "items": len(records),
-    }
-    item_ids = [e.item_id for e in entries]
-    pinned = {e.item_id: e.revision.number for e in entries}
-    # Only the history up to each pinned revision: later edits must not change a frozen release's card.
-    history = [
-        (item_id, author_id)
-        for item_id, number, author_id in ItemRevision.objects.filter(item_id__in=item_ids).values_list(
-            "item_id", "number", "author_id"
-        )
-        if number <= pinned[item_id]
-    ]
-    authors = len({author for _, author in history if author is not None})
-    origins = dict(Item.objects.filter(pk__in=item_ids).values_list("origin").annotate(n=Count("id")).order_by())
-    used = sorted({r["dimension"] for r in records if r["dimension"]})
-    facts = {
-        "dimensions": [
-            {"code": c, "name_en": dims[c].name_en, "name_zh": dims[c].name_zh, "definition_en": dims[c].definition_en}
-            for c in used
-            if c in dims
-        ],
-        "provenance": [
-            f"{len(records)} items, pinned at freeze; {len(history)} revisions in their history "
-            f"by {authors} named authors",
-            "origins: " + ", ".join(f"{k} {v}" for k, v in sorted(origins.items())),
-            "screening rounds: none recorded in this instance",
-            f"frozen at {meta['frozen_at']}"
-            + (f" with a validation override: {release.override_reason}" if release.override_reason else ""),
-        ],
-    }
-    return meta, records, facts
+
+def release_card_text(*, release: Release, checks: list[Check] | None = None) -> str:
+    """Return the dataset card: as kept at freeze, or for a draft a preview written from the record now.
+
+    ``checks``: the draft's checklist, when the caller has run it already.
+    """
+    if release.is_frozen:
+        return bytes(ReleaseFile.objects.get(release=release, name="README.md").content).decode("utf-8")
+    entries = release_entries(release)
+    if checks is None:
+        checks = release_validate(release=release)
+    facts = record.card_facts(release, entries, checks=[c.as_dict() for c in checks])
+    return card_markdown(record.release_meta(release, items=len(entries)), facts)
 
 
 def release_export_files(*, release: Release) -> dict[str, bytes]:
-    """Return the export files of a frozen release (refused for drafts)."""
+    """Return the export files of a frozen release, as written at freeze (refused for drafts)."""
     if not release.is_frozen:
         raise ValidationError(
             _("Release %(version)s is a draft; only frozen releases can be exported.") % {"version": release.version}
         )
-    return export_files(*_export_inputs(release))
+    files = {f.name: bytes(f.content) for f in ReleaseFile.objects.filter(release=release)}
+    return dict(sorted(files.items()))
 
 
-def release_archive_name(release: Release) -> str:
-    return f"{release.benchmark.slug}-{release.version}"
+def _archive_name(files: dict[str, bytes]) -> str:
+    """Return ``<benchmark>-<version>`` as the manifest recorded them at freeze (a benchmark can be renamed)."""
+    identity = json.loads(files[MANIFEST])["release"]
+    return f"{identity['benchmark']}-{identity['version']}"
 
 
 def release_export_zip(*, release: Release) -> bytes:
-    """Return the export of a frozen release as one zip archive."""
-    return zip_bytes(release_export_files(release=release), release_archive_name(release))
+    """Return the export of a frozen release as one zip archive, its folder named as recorded at freeze."""
+    files = release_export_files(release=release)
+    return zip_bytes(files, _archive_name(files))
 
 
 def release_export_download(*, release: Release) -> tuple[bytes, str, str]:
     """Return the export of a frozen release as (zip archive, content type, file name) for a download."""
-    return release_export_zip(release=release), ZIP_CONTENT_TYPE, f"{release_archive_name(release)}.zip"
+    files = release_export_files(release=release)
+    name = _archive_name(files)
+    return zip_bytes(files, name), ZIP_CONTENT_TYPE, f"{name}.zip"
 
 
 def release_export_checksums(*, release: Release) -> list[tuple[str, int, str]]:
-    """Return (name, size, SHA-256) of every export file of a frozen release (refused for drafts)."""
-    return file_checksums(release_export_files(release=release))
+    """Return (name, size, SHA-256) of every export file of a frozen release, as recorded at freeze."""
+    return list(ReleaseFile.objects.filter(release=release).order_by("name").values_list("name", "size", "sha256"))
 
 
 def release_export_to_directory(*, release: Release, out: Path) -> dict[str, bytes]:
@@ -352,6 +307,50 @@ def release_export_to_directory(*, release: Release, out: Path) -> dict[str, byt
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return files
+
+
+@dataclass
+class ExportCheck:
+    """The outcome of checking an unpacked export: against which manifest, and every problem found."""
+
+    against: str  # "database": the manifest recorded at freeze; "directory": the directory's own manifest.json
+    release: Release | None = None
+    # Why the directory's own manifest was the reference: "offline", "unknown_release", "no_database".
+    reason: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def release_export_verify(*, directory: Path, offline: bool = False, release: Release | None = None) -> ExportCheck:
+    """Check an unpacked export against the manifest recorded when its release was frozen.
+
+    The release is ``release`` or the frozen one the directory's manifest names. When this database does not hold
+    it (or cannot be read, or ``offline``), the directory's own manifest is the reference: that shows the files
+    agree with it, not that they are the files that were frozen.
+    """
+    manifest, problems = read_manifest(directory)
+    reason = "offline" if offline else "unknown_release"
+    if release is None and not offline and manifest is not None:
+        try:
+            release = Release.objects.filter(
+                benchmark__slug=manifest["release"].get("benchmark"),
+                version=manifest["release"].get("version"),
+                status=Release.Status.FROZEN,
+            ).first()
+        except DatabaseError:
+            reason = "no_database"
+    if release is not None and not offline:
+        if not release.is_frozen:
+            raise ValidationError(
+                _("Release %(version)s is a draft; only frozen releases can be exported.")
+                % {"version": release.version}
+            )
+        expected = {
+            name: {"bytes": size, "sha256": digest} for name, size, digest in release_export_checksums(release=release)
+        }
+        return ExportCheck(against="database", release=release, problems=verify_directory(directory, expected))
+    if manifest is not None:
+        problems = verify_directory(directory)
+    return ExportCheck(against="directory", reason=reason, problems=problems)
 
 
 def release_compare(*, old: Release, new: Release) -> dict:

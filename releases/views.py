@@ -1,7 +1,6 @@
 """Release pages: list, create, detail with checklist, edit while draft, freeze, download, compare."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -9,8 +8,10 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from core.permissions import permission_required
 from releases import selectors
 from releases import services as releases
+from releases.checks import checklist_display
 from releases.forms import ReleaseCreateForm, ReleaseEditForm
 from releases.models import Release
 
@@ -22,54 +23,16 @@ def _get(slug: str, version: str) -> Release:
     return release
 
 
-def checklist_display(checks: list[dict]) -> list[dict]:
-    """Return checks with their summary worded in the UI language (stored checks keep English summaries)."""
-    result = []
-    for check in checks:
-        p = check.get("params") or {}
-        code, variant = check["code"], p.get("variant")
-        text = check["summary"]
-        if code == "not_empty" and "n" in p:
-            text = _("%(n)s items") % p
-        elif code == "all_accepted" and "n" in p:
-            text = _("%(ok)s of %(n)s items accepted") % p
-        elif code == "bilingual_parity" and "n" in p:
-            text = _("%(ok)s of %(n)s items have both languages in parity") % p
-        elif code == "answer_keys" and "bad" in p:
-            text = _("%(bad)s items with a missing or invalid answer key") % p
-        elif code == "near_duplicates" and "pairs" in p:
-            text = _("%(pairs)s near-duplicate pairs at cosine >= %(threshold)s") % p
-        elif code == "dimension_targets" and variant:
-            met = variant == "met"
-            text = (
-                _("per-dimension counts meet their targets") if met else _("per-dimension counts differ from targets")
-            )
-        elif code == "domain_balance" and variant == "none":
-            text = _("no item has a scenario")
-        elif code == "domain_balance" and variant == "too_big":
-            text = _("domains above %(share)s%% of items: %(domains)s") % p
-        elif code == "domain_balance" and variant == "ok":
-            text = _("%(count)s scenario domains; none above %(share)s%% of items") % p
-        elif code == "valence_balance" and variant == "ok":
-            text = _("every valence group holds at least %(share)s%% of emotion labels") % p
-        elif code == "valence_balance" and variant == "thin":
-            text = _("valence groups below %(share)s%%: %(groups)s") % p
-        elif code == "valence_balance" and variant == "none":
-            text = _("no emotions labelled")
-        result.append({**check, "summary": text})
-    return result
-
-
 def _detail_url(release: Release) -> str:
     return reverse("releases:release-detail", args=[release.benchmark.slug, release.version])
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def release_list(request: HttpRequest) -> HttpResponse:
     return render(request, "releases/release_list.html", {"releases": selectors.release_list()})
 
 
-@permission_required("releases.manage_release", raise_exception=True)
+@permission_required("releases.manage_release")
 def release_create(request: HttpRequest) -> HttpResponse:
     form = ReleaseCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -93,12 +56,13 @@ def release_create(request: HttpRequest) -> HttpResponse:
     return render(request, "releases/release_create.html", {"form": form}, status=400 if form.errors else 200)
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def release_detail(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     release = _get(slug, version)
     entries = releases.release_entries(release)
     checks = releases.release_validate(release=release) if not release.is_frozen else None
     checksums = releases.release_export_checksums(release=release) if release.is_frozen else []
+    card = releases.release_card_text(release=release, checks=checks)
     others = selectors.release_others(release=release)
     return render(
         request,
@@ -109,6 +73,7 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
             "checks": checklist_display([c.as_dict() for c in checks]) if checks is not None else None,
             "frozen_checks": checklist_display(release.validation.get("checks", [])) if release.is_frozen else [],
             "checksums": checksums,
+            "card": card,
             "others": others,
             "edit_form": ReleaseEditForm(instance_release=release) if not release.is_frozen else None,
             "can_manage": request.user.has_perm("releases.manage_release"),
@@ -116,7 +81,7 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
     )
 
 
-@permission_required("releases.manage_release", raise_exception=True)
+@permission_required("releases.manage_release")
 @require_POST
 def release_edit(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     release = _get(slug, version)
@@ -142,7 +107,7 @@ def release_edit(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     return redirect(_detail_url(release))
 
 
-@permission_required("releases.manage_release", raise_exception=True)
+@permission_required("releases.manage_release")
 @require_POST
 def release_freeze(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     release = _get(slug, version)
@@ -161,7 +126,7 @@ def release_freeze(request: HttpRequest, slug: str, version: str) -> HttpRespons
     return redirect(_detail_url(release))
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def release_download(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     release = _get(slug, version)
     try:
@@ -173,7 +138,7 @@ def release_download(request: HttpRequest, slug: str, version: str) -> HttpRespo
     return response
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def release_compare(request: HttpRequest, slug: str) -> HttpResponse:
     all_releases = selectors.benchmark_releases(slug=slug)
     if not all_releases:

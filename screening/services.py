@@ -11,7 +11,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from items import selectors
-from items.models import Benchmark, Item
+from items.models import Benchmark, Item, StatusDecision
+from items.services import item_status_decide
 from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
 
 UNREVIEWED_CHOICES = ("return_to_authors", "decide_on_submitted")
@@ -107,7 +108,14 @@ def round_open(
         for reviewer in ranked[:reviewers_per_item]:
             load[reviewer.pk] += 1
             ReviewAssignment.objects.create(round_item=round_item, reviewer=reviewer, position=load[reviewer.pk])
-    Item.objects.filter(pk__in=[i.pk for i in items]).update(status=Item.Status.IN_SCREENING, updated_by=user)
+    for item in items:
+        item_status_decide(
+            item=item,
+            status=Item.Status.IN_SCREENING,
+            user=user,
+            source=StatusDecision.Source.SCREENING,
+            reference={"round": round.pk, "number": round.number},
+        )
     return round
 
 
@@ -251,7 +259,7 @@ def round_close(
         ri.save(update_fields=["outcome"])
         counts[outcome] += 1
         if outcome in _OUTCOME_STATUS:
-            _apply(ri.item, _OUTCOME_STATUS[outcome], user)
+            _apply_outcome(ri, user=user, reason=note)
     round.status = ScreeningRound.Status.CLOSED
     round.closed_by, round.closed_at = user, timezone.now()
     round.close_note = note or (f"unreviewed: {unreviewed}" if incomplete else "")
@@ -260,10 +268,22 @@ def round_close(
     return dict(counts)
 
 
-def _apply(item: Item, status: str, user: AbstractBaseUser) -> None:
-    item.status = status
-    item.updated_by = user
-    item.save(update_fields=["status", "updated_by", "updated_at"])
+def _apply_outcome(round_item: RoundItem, *, user: AbstractBaseUser, reason: str, adjudicated: bool = False) -> None:
+    """Give the item the status of its outcome in the round, recorded as a screening decision."""
+    item_status_decide(
+        item=round_item.item,
+        status=_OUTCOME_STATUS[round_item.outcome],
+        user=user,
+        reason=reason,
+        source=StatusDecision.Source.SCREENING,
+        reference={
+            "round": round_item.round_id,
+            "number": round_item.round.number,
+            "round_item": round_item.pk,
+            "outcome": round_item.outcome,
+            "adjudicated": adjudicated,
+        },
+    )
 
 
 @transaction.atomic
@@ -281,5 +301,5 @@ def round_item_adjudicate(*, round_item: RoundItem, user: AbstractBaseUser, deci
     round_item.adjudication_note = note.strip()
     round_item.full_clean()
     round_item.save()
-    _apply(round_item.item, _OUTCOME_STATUS[decision], user)
+    _apply_outcome(round_item, user=user, reason=round_item.adjudication_note, adjudicated=True)
     return round_item

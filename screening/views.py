@@ -3,7 +3,6 @@
 import contextlib
 
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -11,6 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from core.permissions import permission_required
 from items.selectors import item_languages
 from screening import selectors
 from screening import services as screening
@@ -18,13 +18,13 @@ from screening.forms import RoundOpenForm
 from screening.models import Review, ReviewAssignment, RoundItem, ScreeningRound
 
 
-@permission_required("screening.review_item", raise_exception=True)
+@permission_required("screening.review_item")
 def round_list(request: HttpRequest) -> HttpResponse:
     rounds = selectors.round_overview(reviewer=request.user)
     return render(request, "screening/round_list.html", {"rounds": rounds})
 
 
-@permission_required("screening.manage_round", raise_exception=True)
+@permission_required("screening.manage_round")
 def round_open(request: HttpRequest) -> HttpResponse:
     form = RoundOpenForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -51,7 +51,7 @@ def round_open(request: HttpRequest) -> HttpResponse:
     return render(request, "screening/round_open.html", {"form": form}, status=400 if form.errors else 200)
 
 
-@permission_required("screening.review_item", raise_exception=True)
+@permission_required("screening.review_item")
 def round_detail(request: HttpRequest, pk: int) -> HttpResponse:
     round = get_object_or_404(ScreeningRound.objects.select_related("benchmark", "opened_by", "closed_by"), pk=pk)
     done, total = selectors.reviewer_progress(round=round, reviewer=request.user)
@@ -76,7 +76,7 @@ def round_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-@permission_required("screening.review_item", raise_exception=True)
+@permission_required("screening.review_item")
 def review_next(request: HttpRequest, pk: int) -> HttpResponse:
     round = get_object_or_404(ScreeningRound, pk=pk)
     assignment = selectors.next_assignment(round=round, reviewer=request.user)
@@ -90,7 +90,7 @@ def _posted_scores(request: HttpRequest) -> dict:
     return {key[len("score-") :]: value for key, value in request.POST.items() if key.startswith("score-")}
 
 
-@permission_required("screening.review_item", raise_exception=True)
+@permission_required("screening.review_item")
 def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     round = get_object_or_404(ScreeningRound.objects.select_related("benchmark"), pk=pk)
     assignment_obj = selectors.review_assignment(round=round, pk=assignment)
@@ -169,7 +169,7 @@ def round_percent(done: int, total: int) -> int:
     return int(100 * done / total) if total else 0
 
 
-@permission_required("screening.review_item", raise_exception=True)
+@permission_required("screening.review_item")
 @require_POST
 def review_autosave(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     assignment_obj = get_object_or_404(
@@ -190,7 +190,7 @@ def review_autosave(request: HttpRequest, pk: int, assignment: int) -> HttpRespo
     return HttpResponse(_("Draft saved"))
 
 
-@permission_required("screening.manage_round", raise_exception=True)
+@permission_required("screening.manage_round")
 @require_POST
 def round_close(request: HttpRequest, pk: int) -> HttpResponse:
     round = get_object_or_404(ScreeningRound, pk=pk)
@@ -212,7 +212,7 @@ def round_close(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("screening:round-detail", pk=round.pk)
 
 
-@permission_required("screening.adjudicate_item", raise_exception=True)
+@permission_required("screening.adjudicate_item")
 def adjudicate(request: HttpRequest, pk: int, round_item: int) -> HttpResponse:
     ri = get_object_or_404(
         RoundItem.objects.select_related("round__benchmark", "item__dimension", "revision"), pk=round_item, round_id=pk

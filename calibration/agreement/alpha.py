@@ -48,6 +48,10 @@ def _alpha_value(counts: FloatArray, domain: FloatArray, level: Level) -> float:
 def _alpha_statistic(table: FloatArray, level: Level, name: str) -> _Statistic:
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+    negative = table[table < 0]
+    if level == "ratio" and negative.size:
+        # The ratio metric ((c - k) / (c + k))^2 needs a true zero: it would count -1 and +1 as agreeing.
+        raise ValueError(f"the ratio level needs values of 0 or more; got {negative[0]:g}")
     domain, counts = _value_counts(table)
 
     def point() -> float:

@@ -80,7 +80,11 @@ class Estimate(_Serialisable):
 
 @dataclass(frozen=True)
 class PairAgreement(_Serialisable):
-    """The pairwise coefficients of two raters; a coefficient that does not apply to the level is None."""
+    """The pairwise coefficients of two raters; a coefficient that does not apply to the level is None.
+
+    The ``*_both_orientations`` kappas (signed scores only) count every unit once as given and once with A and B
+    swapped, so they do not depend on which response of a pair is called A.
+    """
 
     rater_a: str
     rater_b: str
@@ -90,6 +94,9 @@ class PairAgreement(_Serialisable):
     percent_agreement: Estimate
     percent_agreement_without_ties: Estimate | None
     spearman: Estimate | None
+    cohen_kappa_both_orientations: Estimate | None = None
+    cohen_kappa_linear_both_orientations: Estimate | None = None
+    cohen_kappa_quadratic_both_orientations: Estimate | None = None
 
 
 @dataclass(frozen=True)
@@ -97,13 +104,16 @@ class AgreementReport(_Serialisable):
     """Every coefficient of a label table with its interval, as printed by ``manage.py agreement``.
 
     For a signed table (``signed=True``) the nominal coefficients (``alpha_winner``, Fleiss' kappa, unweighted
-    Cohen's kappa, percent agreement) are computed on the winner, the others on the signed score.
+    Cohen's kappa, percent agreement) are computed on the winner, the others on the signed score. ``scale`` is
+    the declared scale on which the weighted kappas count distances, or None when each pair's weights count
+    positions among the values both raters gave on the units both rated (as R irr::kappa2).
     """
 
     level: Level
     signed: bool
     raters: tuple[str, ...]
     categories: tuple[float, ...]
+    scale: tuple[float, ...] | None
     n_units: int
     n_ratings: int
     seed: int

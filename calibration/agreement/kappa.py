@@ -1,7 +1,7 @@
 """Compute Cohen's kappa of two raters and Fleiss' kappa of many, from label tables or from counts."""
 
 import numpy as np
-from sklearn.metrics import cohen_kappa_score
+from scipy import sparse
 
 from calibration.agreement.bootstrap import _check_bootstrap, _estimate, _Resamples, _Statistic
 from calibration.agreement.core import (
@@ -56,11 +56,12 @@ def _kappa_batch(confusion: FloatArray, disagreement: FloatArray) -> FloatArray:
     return kappa
 
 
-def _kappa_reason(confusion: FloatArray) -> str:
-    if confusion.sum() == 0:
+def _kappa_reason(rows: FloatArray, columns: FloatArray) -> str:
+    """Say why kappa is undefined, from the two raters' category counts."""
+    if rows.sum() == 0:
         return NO_SHARED_UNITS
-    rows, columns = confusion.sum(axis=1) > 0, confusion.sum(axis=0) > 0
-    if rows.sum() == 1 and columns.sum() == 1 and np.array_equal(rows, columns):
+    used_rows, used_columns = rows > 0, columns > 0
+    if used_rows.sum() == 1 and used_columns.sum() == 1 and np.array_equal(used_rows, used_columns):
         return "both raters gave every shared unit the same single category: chance agreement is complete"
     return "the expected disagreement is zero under these weights"
 
@@ -77,35 +78,101 @@ def kappa_from_confusion(confusion: ArrayLike, weights: KappaWeights | ArrayLike
         raise ValueError("a contingency table is a square array of non-negative counts")
     value = _kappa_batch(table[None], _disagreement_weights(weights, table.shape[0]))[0]
     if not np.isfinite(value):
-        raise UndefinedStatistic(_kappa_reason(table))
+        raise UndefinedStatistic(_kappa_reason(table.sum(axis=1), table.sum(axis=0)))
     return float(value)
 
 
+def _position_distance(first: FloatArray, second: FloatArray, weights: KappaWeights) -> FloatArray:
+    """Return the disagreement weight of each pair of category positions."""
+    if weights == "unweighted":
+        return (first != second).astype(float)
+    if weights == "linear":
+        return np.abs(first - second)
+    if weights == "quadratic":
+        return (first - second) ** 2
+    raise ValueError(f"weights must be 'unweighted', 'linear' or 'quadratic'; got {weights!r}")
+
+
+def _expected_disagreement(rows: FloatArray, columns: FloatArray, weights: KappaWeights) -> FloatArray:
+    """Return sum_ij rows_i columns_j d(i, j) for each resample (one per row), d a distance between positions.
+
+    Computed from sums over the categories, never from a K x K matrix, so that many distinct values (decimal
+    scores) cost memory in proportion to K, not K squared.
+    """
+    positions = np.arange(rows.shape[1], dtype=float)
+    row_total, column_total = rows.sum(axis=1), columns.sum(axis=1)
+    if weights == "unweighted":
+        return row_total * column_total - (rows * columns).sum(axis=1)
+    if weights == "quadratic":
+        squares = positions**2
+        return (
+            column_total * (rows @ squares)
+            - 2 * (rows @ positions) * (columns @ positions)
+            + row_total * (columns @ squares)
+        )
+    # sum_j c_j |i - j| = i (2 C(i) - C) - 2 S(i) + S, with C(i), S(i) the sums of c_j and j c_j over j <= i.
+    counted = np.cumsum(columns, axis=1)
+    moment = np.cumsum(columns * positions, axis=1)
+    distances = positions * (2 * counted - column_total[:, None]) - 2 * moment + moment[:, -1:]
+    return (rows * distances).sum(axis=1)
+
+
+def _both_orientations(values: FloatArray) -> FloatArray:
+    """Return the values as given followed by the same values with A and B swapped (signs flipped)."""
+    return np.concatenate([values, -values])
+
+
 def _cohen_statistic(
-    first: FloatArray, second: FloatArray, weights: KappaWeights, categories: FloatArray, name: str
+    first: FloatArray,
+    second: FloatArray,
+    weights: KappaWeights,
+    labels: ArrayLike | None,
+    name: str,
+    *,
+    both_orientations: bool = False,
 ) -> _Statistic:
     both = ~np.isnan(first) & ~np.isnan(second)
     x, y = first[both], second[both]
-    size = categories.size
-    cells = _codes(x, categories) * size + _codes(y, categories)
-    disagreement = _disagreement_weights(weights, size)
+    copies = 1
+    if both_orientations:
+        x, y, copies = _both_orientations(x), _both_orientations(y), 2
+    # Without labels the categories are the values both raters gave on the units both rated, as in R
+    # irr::kappa2 (which drops incomplete units first): a value seen only on a unit the other rater skipped
+    # must not shift the positions that the weights count.
+    categories = _ordered_categories(labels, x, y)
+    if both_orientations and not np.array_equal(categories, -categories[::-1]):
+        raise ValueError(
+            "over both orientations the categories must be symmetric around 0 (signed scores); "
+            f"got {categories.tolist()}"
+        )
+    size, n_shared = categories.size, int(both.sum())
+    # Values become category codes (positions), never floats handed to a classifier metric: scikit-learn takes
+    # non-integer floats such as a median of 2.5 for a continuous target and refuses them.
+    codes_x, codes_y = _codes(x, categories), _codes(y, categories)
+    units = np.tile(np.arange(n_shared), copies)
+    disagreement = np.bincount(units, _position_distance(codes_x, codes_y, weights), minlength=n_shared)
+    ones, shape = np.ones(units.size), (n_shared, size)
+    row_indicator = sparse.csr_array((ones, (units, codes_x)), shape=shape)
+    column_indicator = sparse.csr_array((ones, (units, codes_y)), shape=shape)
+
+    def kappas(unit_weights: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        rows, columns = unit_weights @ row_indicator, unit_weights @ column_indicator
+        total = rows.sum(axis=1)
+        expected = _expected_disagreement(rows, columns, weights)
+        kappa = np.full(total.shape, np.nan)
+        defined = (total > 0) & (expected > 0)
+        kappa[defined] = 1 - (unit_weights @ disagreement)[defined] * total[defined] / expected[defined]
+        return kappa, rows, columns
 
     def point() -> float:
         if not both.any():
             raise UndefinedStatistic(NO_SHARED_UNITS)
-        confusion = np.bincount(cells, minlength=size * size).reshape(size, size).astype(float)
-        if not np.isfinite(_kappa_batch(confusion[None], disagreement)[0]):
-            raise UndefinedStatistic(_kappa_reason(confusion))
-        sklearn_weights = None if weights == "unweighted" else weights
-        return float(cohen_kappa_score(x, y, labels=categories, weights=sklearn_weights))
+        kappa, rows, columns = kappas(np.ones((1, n_shared)))
+        if not np.isfinite(kappa[0]):
+            raise UndefinedStatistic(_kappa_reason(rows[0], columns[0]))
+        return float(kappa[0])
 
-    def batch(resamples: _Resamples) -> FloatArray:
-        indicator = np.zeros((cells.size, size * size))
-        indicator[np.arange(cells.size), cells] = 1
-        confusion = resamples.weights[:, both] @ indicator
-        return _kappa_batch(confusion.reshape(-1, size, size), disagreement)
-
-    return _Statistic(name, both, point, batch)
+    return _Statistic(name, both, point, lambda resamples: kappas(resamples.weights[:, both])[0])
 
 
 def cohen_kappa(
@@ -114,21 +181,25 @@ def cohen_kappa(
     *,
     weights: KappaWeights = "unweighted",
     labels: ArrayLike | None = None,
+    both_orientations: bool = False,
     seed: int = 0,
     n_boot: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
 ) -> Estimate:
     """Compute Cohen's kappa of two raters on the units both rated.
 
+    Values are coded as categories, so any finite numbers work (half-point medians such as 2.5 included).
     ``labels`` is the full ordered category set; weights count distances between positions in it. It defaults
-    to the values either rater used (as R irr::kappa2 does); pass the whole scale, e.g. ``SIGNED_SCALE``, to make
-    the weights follow score differences.
+    to the values the two raters gave on the units both rated (as R irr::kappa2, which drops incomplete units
+    first); pass a declared scale, e.g. ``SIGNED_SCALE``, to make the weights follow score differences on the
+    whole scale. ``both_orientations`` (signed scores or winners only) counts every unit once as given and once
+    with A and B swapped, so the result does not depend on which response of a pair is called A.
     """
     _check_bootstrap(n_boot, confidence)
     a, b = _vector(first, "first"), _vector(second, "second")
     _same_length(first=a, second=b)
-    categories = _ordered_categories(labels, a[~np.isnan(a)], b[~np.isnan(b)])
-    statistic = _cohen_statistic(a, b, weights, categories, f"cohen_kappa_{weights}")
+    name = f"cohen_kappa_{weights}" + ("_both_orientations" if both_orientations else "")
+    statistic = _cohen_statistic(a, b, weights, labels, name, both_orientations=both_orientations)
     return _estimate(statistic, _Resamples(len(a), seed=seed, n_boot=n_boot), confidence)
 
 

@@ -37,8 +37,14 @@ from calibration.agreement.tables import (
 
 
 def _coefficient_statistic(
-    coefficient: Coefficient, reference: ArrayLike, judge: FloatArray, categories: FloatArray
+    coefficient: Coefficient,
+    reference: ArrayLike,
+    judge: FloatArray,
+    labels: ArrayLike | None,
+    both_orientations: bool,
 ) -> _Statistic:
+    if both_orientations and not coefficient.startswith("cohen_"):
+        raise ValueError(f"both_orientations applies to the cohen_* coefficients, not to {coefficient!r}")
     if coefficient.startswith("alpha_"):
         return _alpha_with_judge_statistic(reference, judge, coefficient.removeprefix("alpha_"))
     column = np.asarray(reference, dtype=float)
@@ -48,7 +54,8 @@ def _coefficient_statistic(
     _same_length(reference=column, judge=judge)
     if coefficient.startswith("cohen_"):
         weights: KappaWeights = coefficient.removeprefix("cohen_")
-        return _cohen_statistic(column, judge, weights, categories, f"cohen_kappa_{weights}")
+        name = f"cohen_kappa_{weights}" + ("_both_orientations" if both_orientations else "")
+        return _cohen_statistic(column, judge, weights, labels, name, both_orientations=both_orientations)
     if coefficient in ("percent_agreement", "percent_agreement_without_ties"):
         return _percent_statistic(column, judge, coefficient.endswith("without_ties"), coefficient)
     if coefficient == "spearman":
@@ -63,6 +70,7 @@ def judge_difference(
     *,
     coefficient: Coefficient,
     labels: ArrayLike | None = None,
+    both_orientations: bool = False,
     seed: int = 0,
     n_boot: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
@@ -74,17 +82,14 @@ def judge_difference(
     counts the B resampled differences at or beyond zero on the smaller side (so it is never 0).
     ``reference`` is the experts' table (units x experts) for the ``alpha_*`` coefficients, where each judge is
     added as one more rater, and one value per unit (majority or median) for the others. Percent agreement
-    compares values as given: pass winners to compare winners.
+    compares values as given: pass winners to compare winners. ``labels`` and ``both_orientations`` mean what
+    they mean for ``cohen_kappa``: each judge's kappa is the one ``cohen_kappa`` gives it against the reference.
     """
     _check_bootstrap(n_boot, confidence)
     first, second = _vector(judge_a, "judge_a"), _vector(judge_b, "judge_b")
     _same_length(judge_a=first, judge_b=second)
-    categories = np.empty(0)
-    if coefficient.startswith("cohen_"):
-        ref = np.asarray(reference, dtype=float).ravel()
-        categories = _ordered_categories(labels, *(v[~np.isnan(v)] for v in (ref, first, second)))
-    statistic_a = _coefficient_statistic(coefficient, reference, first, categories)
-    statistic_b = _coefficient_statistic(coefficient, reference, second, categories)
+    statistic_a = _coefficient_statistic(coefficient, reference, first, labels, both_orientations)
+    statistic_b = _coefficient_statistic(coefficient, reference, second, labels, both_orientations)
     return _difference(statistic_a, statistic_b, _Resamples(len(first), seed=seed, n_boot=n_boot), confidence)
 
 
@@ -110,12 +115,25 @@ def _table_reason(table: FloatArray) -> str | None:
     return None
 
 
+def _declared_scale(scale: ArrayLike | None, signed: bool, values: FloatArray) -> FloatArray | None:
+    if scale is None:
+        return np.array(SIGNED_SCALE) if signed else None
+    declared = _ordered_categories(scale)
+    if signed and not np.array_equal(declared, -declared[::-1]):
+        raise ValueError(f"a scale for signed scores must be symmetric around 0, e.g. -5..5; got {declared.tolist()}")
+    off_scale = values[~np.isin(values, declared)]
+    if off_scale.size:
+        raise ValueError(f"rating {off_scale[0]:g} is not on the declared scale {declared.tolist()}")
+    return declared
+
+
 def agreement_report(
     table: ArrayLike,
     level: Level,
     *,
     raters: Sequence[str] | None = None,
     signed: bool = False,
+    scale: ArrayLike | None = None,
     seed: int = 0,
     n_boot: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
@@ -124,12 +142,18 @@ def agreement_report(
 
     Krippendorff's alpha at ``level`` and Fleiss' kappa over all raters; for each pair of raters Cohen's kappa
     (plus linear and quadratic weights and Spearman's rho unless the level is nominal) and percent agreement.
-    With ``signed`` the values are pairwise scores -5..+5: alpha is also given on the winner, the nominal
-    coefficients use the winner, percent agreement is also given without ties, and weights follow the scale.
+    Weights count positions on ``scale``, the declared scale (strictly increasing, holding every value); without
+    one, on the values the two raters gave on the units both rated (as R irr::kappa2). With ``signed`` the values
+    are pairwise scores -5..+5: the scale defaults to -5..+5, alpha is also given on the winner, the nominal
+    coefficients use the winner, percent agreement is also given without ties, and every Cohen's kappa is also
+    given over both orientations (each unit once as given and once with A and B swapped), which does not depend
+    on which response of a pair is called A.
     """
     _check_bootstrap(n_boot, confidence)
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+    if signed and level == "ratio":
+        raise ValueError("signed scores run from -5 to +5 through 0: the ratio level does not apply to them")
     array = _table(table)
     names = tuple(raters) if raters is not None else tuple(f"rater{i + 1}" for i in range(array.shape[1]))
     if len(names) != array.shape[1] or len(set(names)) != len(names):
@@ -138,13 +162,24 @@ def agreement_report(
         _check_signed(array)
     winners = np.sign(array) if signed else array
     categories = np.unique(array[~np.isnan(array)])
-    scale = np.array(SIGNED_SCALE) if signed else categories
-    winner_categories = np.array([-1.0, 0.0, 1.0]) if signed else categories
+    declared = _declared_scale(scale, signed, categories)
     resamples = _Resamples(array.shape[0], seed=seed, n_boot=n_boot)
     suffix = "_winner" if signed else ""
 
     def estimate(statistic: _Statistic) -> Estimate:
         return _estimate(statistic, resamples, confidence)
+
+    def kappa(
+        key: str, name: str, first: FloatArray, second: FloatArray, weights: KappaWeights, labels: FloatArray | None
+    ) -> dict[str, Estimate]:
+        """Return Cohen's kappa under ``key`` and, for signed scores, the same over both orientations."""
+        result = {key: estimate(_cohen_statistic(first, second, weights, labels, name))}
+        if signed:
+            statistic = _cohen_statistic(
+                first, second, weights, labels, f"{name}_both_orientations", both_orientations=True
+            )
+            result[f"{key}_both_orientations"] = estimate(statistic)
+        return result
 
     def pair_agreement(i: int, j: int) -> PairAgreement:
         a, b, a_winners, b_winners = array[:, i], array[:, j], winners[:, i], winners[:, j]
@@ -154,20 +189,17 @@ def agreement_report(
         if level != "nominal":
             for weights in ("linear", "quadratic"):
                 name = f"cohen_kappa_{weights}"
-                optional[name] = estimate(_cohen_statistic(a, b, weights, scale, name))
+                optional.update(kappa(name, name, a, b, weights, declared))
             optional["spearman"] = estimate(_spearman_statistic(a, b, "spearman", (names[i], names[j])))
         if signed:
             name = "percent_agreement_without_ties_winner"
             optional["percent_agreement_without_ties"] = estimate(_percent_statistic(a_winners, b_winners, True, name))
-        unweighted = _cohen_statistic(
-            a_winners, b_winners, "unweighted", winner_categories, f"cohen_kappa_unweighted{suffix}"
-        )
         agreement = _percent_statistic(a_winners, b_winners, False, f"percent_agreement{suffix}")
         return PairAgreement(
             rater_a=names[i],
             rater_b=names[j],
-            cohen_kappa=estimate(unweighted),
             percent_agreement=estimate(agreement),
+            **kappa("cohen_kappa", f"cohen_kappa_unweighted{suffix}", a_winners, b_winners, "unweighted", None),
             **optional,
         )
 
@@ -179,6 +211,7 @@ def agreement_report(
         signed=signed,
         raters=names,
         categories=tuple(float(c) for c in categories),
+        scale=None if declared is None else tuple(float(c) for c in declared),
         n_units=array.shape[0],
         n_ratings=int((~np.isnan(array)).sum()),
         seed=seed,

@@ -1,4 +1,4 @@
-"""TrueSkill ratings from pairwise verdicts with margins: plain values in, JSON-ready results out, no ORM.
+"""TrueSkill and Bradley-Terry ratings from pairwise verdicts: plain values in, JSON-ready results out, no ORM.
 
 A verdict is ``(model_a, model_b, margin)``: a positive margin ``k`` means A won by ``k`` (``+`` to ``+++++``),
 a negative one that B won by ``|k|``, zero a draw. Each decisive verdict is turned into ``f(|k|)`` sequential
@@ -19,13 +19,35 @@ The code lives in submodules by concept; import the names from ``evaluation.rati
 - ``margins``: the margin mapping ``f(|k|)``;
 - ``display``: the Elo-like display scale with anchors;
 - ``verdicts``: rating computation from verdicts (canonical order, seeded passes, averaging);
-- ``pairing``: round-robin and adaptive pairing;
-- ``agreement``: Kendall's tau-b between rankings;
-- ``eqbench3``: EQ-Bench 3's settings and its judge calls turned into verdicts. The file reader is
+- ``pairing``: round-robin and adaptive pairing (pairs likely misordered, chosen jointly across strata);
+- ``agreement``: Kendall's tau-b between rankings, and Spearman, Kendall and Pearson-on-ranks correlations;
+- ``bradley_terry``: Bradley-Terry maximum-likelihood strengths (ties half a win each way) with bootstrap
+  intervals, rank intervals and rank stability;
+- ``simulation`` (import it as a module; not re-exported): simulated tournaments with a judge fitted to
+  EQ-Bench 3, for measuring pairing (``scripts/bench_pairing.py``);
+- ``eqbench3``: EQ-Bench 3's settings, its judge calls turned into verdicts, and its ratings in our
+  order-independent mode or replayed as its solver did at the data's commit. The file reader is
   ``evaluation.eqbench``, outside this package.
 """
 
-from evaluation.ratings.agreement import RankAgreement, rank_agreement
+from evaluation.ratings.agreement import (
+    RankAgreement,
+    RankCorrelations,
+    competition_ranks,
+    rank_agreement,
+    rank_correlations,
+)
+from evaluation.ratings.bradley_terry import (
+    DEFAULT_ELO_CENTER,
+    DEFAULT_RESAMPLES,
+    ELO_POINTS_PER_LOGIT,
+    BradleyTerryRating,
+    BradleyTerryRatings,
+    bradley_terry,
+    fit_strengths,
+    mle_missing_reason,
+    win_matrix,
+)
 from evaluation.ratings.display import (
     DEFAULT_DISPLAY_CENTER,
     LOGISTIC_PROBIT_SCALE,
@@ -37,12 +59,18 @@ from evaluation.ratings.eqbench3 import (
     EQBENCH3_ANCHORS,
     EQBENCH3_BIN_SIZE,
     EQBENCH3_BIN_SIZE_FOR_SIGMA,
+    EQBENCH3_CANONICAL_RANK_WINDOW,
+    EQBENCH3_DATA_COMMIT,
     EQBENCH3_ENVIRONMENT,
     EQBENCH3_MAX_POSSIBLE_DIFF,
+    EQBENCH3_MODES,
+    EQBENCH3_PASSES,
     EQBENCH3_RANK_WINDOW,
     EqBenchJudgement,
+    EqBenchMode,
     eqbench3_blend,
     eqbench3_margin,
+    eqbench3_rate,
     eqbench3_verdicts,
 )
 from evaluation.ratings.margins import (
@@ -52,7 +80,13 @@ from evaluation.ratings.margins import (
     MarginMapping,
     margin_repeats,
 )
-from evaluation.ratings.pairing import PairChoice, pairs_adaptive, pairs_round_robin
+from evaluation.ratings.pairing import (
+    EVEN_MATCH_SHRINK,
+    PairChoice,
+    pairs_adaptive,
+    pairs_adaptive_batch,
+    pairs_round_robin,
+)
 from evaluation.ratings.update import DEFAULT_ENVIRONMENT, TrueSkillEnvironment, rate_1vs1
 from evaluation.ratings.verdicts import (
     DEFAULT_CONSERVATIVE_K,
@@ -90,21 +124,42 @@ __all__ = [
     "pass_orders",
     "rate_verdicts",
     # pairing
+    "EVEN_MATCH_SHRINK",
     "PairChoice",
     "pairs_adaptive",
+    "pairs_adaptive_batch",
     "pairs_round_robin",
     # agreement
     "RankAgreement",
+    "RankCorrelations",
+    "competition_ranks",
     "rank_agreement",
+    "rank_correlations",
+    # bradley_terry
+    "DEFAULT_ELO_CENTER",
+    "DEFAULT_RESAMPLES",
+    "ELO_POINTS_PER_LOGIT",
+    "BradleyTerryRating",
+    "BradleyTerryRatings",
+    "bradley_terry",
+    "fit_strengths",
+    "mle_missing_reason",
+    "win_matrix",
     # eqbench3
     "EQBENCH3_ANCHORS",
     "EQBENCH3_BIN_SIZE",
     "EQBENCH3_BIN_SIZE_FOR_SIGMA",
+    "EQBENCH3_CANONICAL_RANK_WINDOW",
+    "EQBENCH3_DATA_COMMIT",
     "EQBENCH3_ENVIRONMENT",
     "EQBENCH3_MAX_POSSIBLE_DIFF",
+    "EQBENCH3_MODES",
+    "EQBENCH3_PASSES",
     "EQBENCH3_RANK_WINDOW",
     "EqBenchJudgement",
+    "EqBenchMode",
     "eqbench3_blend",
     "eqbench3_margin",
+    "eqbench3_rate",
     "eqbench3_verdicts",
 ]

@@ -1,16 +1,27 @@
-"""EQ-Bench 3's rating settings and its conversion of judge calls into verdicts (Paech 2025).
+"""EQ-Bench 3's rating settings, its conversion of judge calls into verdicts, and its ratings (Paech 2025).
 
 Pure arithmetic on ``EqBenchJudgement`` records: summed plus signs per matchup, the margin blend and the bins of
-pseudo-wins, as EQ-Bench 3's solver does. Reading its ``pairwise_comparisons_compact.jsonl`` from disk is
-``evaluation.eqbench.eqbench3_load``, outside this package.
+pseudo-wins, as EQ-Bench 3's solver does, then TrueSkill ratings in one of two modes (``eqbench3_rate``): our
+order-independent averaging of shuffled passes, or a faithful replay of the solve that produced the published
+ratings. Reading its ``pairwise_comparisons_compact.jsonl`` from disk is ``evaluation.eqbench.eqbench3_load``,
+outside this package.
 """
 
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
+from evaluation.ratings.display import display_scale
 from evaluation.ratings.update import TrueSkillEnvironment
-from evaluation.ratings.verdicts import Verdict
+from evaluation.ratings.verdicts import (
+    DEFAULT_CONSERVATIVE_K,
+    ModelRating,
+    Ratings,
+    Verdict,
+    _rate_pass,
+    rate_verdicts,
+)
 
 # EQ-Bench 3 (Paech 2025): mu 1200, sigma 350/3, beta 350/6, no drift, no draws.
 EQBENCH3_ENVIRONMENT = TrueSkillEnvironment(mu=1200.0, sigma=350.0 / 3.0, beta=350.0 / 6.0, tau=0.0, draw_probability=0)
@@ -19,6 +30,13 @@ EQBENCH3_MAX_POSSIBLE_DIFF = 30
 EQBENCH3_BIN_SIZE = 20
 EQBENCH3_BIN_SIZE_FOR_SIGMA = 3
 EQBENCH3_RANK_WINDOW = 16
+# merge_results_to_canonical.py at the data's commit re-solves the canonical ratings within 8 ladder places.
+EQBENCH3_CANONICAL_RANK_WINDOW = 8
+EQBENCH3_PASSES = 20
+# The commit of github.com/EQ-bench/eqbench3 whose data ../shared/data/external/eqbench3 holds.
+EQBENCH3_DATA_COMMIT = "8c3a125"
+EqBenchMode = Literal["order_independent", "faithful"]
+EQBENCH3_MODES: tuple[EqBenchMode, ...] = ("order_independent", "faithful")
 
 
 @dataclass(frozen=True)
@@ -100,3 +118,94 @@ def eqbench3_verdicts(
                 continue
         verdicts.append(Verdict(first, second, eqbench3_margin(plus_first, plus_second, bin_size=bin_size)))
     return verdicts
+
+
+def eqbench3_rate(
+    judgements: Iterable[EqBenchJudgement],
+    *,
+    mode: EqBenchMode = "order_independent",
+    ladder: Sequence[str] | None = None,
+    n_passes: int = EQBENCH3_PASSES,
+    seed: int = 0,
+) -> Ratings:
+    """Rate EQ-Bench 3 judge calls with its TrueSkill settings and anchors (o3 1500, llama-3.2-1b 200).
+
+    ``order_independent`` (the default, as for our own runs): bins of 20 pseudo-wins, pairs more than 16 places
+    apart on ``ladder`` left out when a ladder is given, and ``n_passes`` seeded shuffled passes averaged by
+    ``rate_verdicts``, so the result depends only on the set of judge calls.
+
+    ``faithful``: EQ-Bench 3's solver as it was at the data's commit (``EQBENCH3_DATA_COMMIT``): one pseudo-game
+    per matchup (bin size 1; a draw is one drawn game), every model starting at the prior, and one sequential
+    pass over the matchups in the order in which each one's first judge call comes in ``judgements`` (file
+    order). Without ``ladder`` this is the final solve of a benchmark run (``core/elo.py``, no rank window);
+    with the ladder the canonical ratings had before they were re-solved, it is the re-solve that wrote the
+    published ratings (``merge_results_to_canonical.py``: pairs more than 8 places apart left out). The result
+    depends on the order of ``judgements``; ``n_passes`` and ``seed`` are not used. ``sigma`` is the pass's own,
+    which is what EQ-Bench publishes.
+    """
+    if mode == "order_independent":
+        verdicts = eqbench3_verdicts(
+            judgements, ladder=ladder, rank_window=EQBENCH3_RANK_WINDOW if ladder is not None else None
+        )
+        return rate_verdicts(
+            verdicts,
+            environment=EQBENCH3_ENVIRONMENT,
+            margin_mapping="linear",
+            max_margin=EQBENCH3_BIN_SIZE,
+            n_passes=n_passes,
+            seed=seed,
+            anchors=EQBENCH3_ANCHORS,
+        )
+    if mode != "faithful":
+        raise ValueError(f"unknown EQ-Bench 3 mode {mode!r}; expected one of {', '.join(EQBENCH3_MODES)}")
+    window = EQBENCH3_CANONICAL_RANK_WINDOW if ladder is not None else None
+    return _rate_in_file_order(eqbench3_verdicts(judgements, bin_size=1, ladder=ladder, rank_window=window))
+
+
+def _rate_in_file_order(verdicts: list[Verdict]) -> Ratings:
+    """Rate ``verdicts`` (margins -1, 0, +1) in one TrueSkill pass in the order given, as EQ-Bench's solver did."""
+    environment = EQBENCH3_ENVIRONMENT
+    models = sorted({name for verdict in verdicts for name in verdict[:2]})
+    position = {name: i for i, name in enumerate(models)}
+    steps = []
+    counts = [0] * len(models)
+    for model_a, model_b, margin in verdicts:
+        a, b = position[model_a], position[model_b]
+        counts[a] += 1
+        counts[b] += 1
+        winner, loser = (a, b) if margin >= 0 else (b, a)
+        steps.append((winner, loser, 1, 0.0, margin == 0))
+    mu, var = _rate_pass(steps, list(range(len(steps))), len(models), environment)
+    scale = display_scale(dict(zip(models, mu, strict=True)), anchors=EQBENCH3_ANCHORS, environment=environment)
+    ratings = []
+    for i, model in enumerate(models):
+        sigma = math.sqrt(var[i])
+        low, high = scale.apply(mu[i] - 1.96 * sigma), scale.apply(mu[i] + 1.96 * sigma)
+        if low is not None and high is not None and low > high:
+            low, high = high, low
+        ratings.append(
+            ModelRating(
+                model=model,
+                mu=mu[i],
+                sigma=sigma,
+                conservative=mu[i] - DEFAULT_CONSERVATIVE_K * sigma,
+                display=scale.apply(mu[i]),
+                display_low=low,
+                display_high=high,
+                n_verdicts=counts[i],
+                order_sd=0.0,
+                pass_sigma=sigma,
+            )
+        )
+    ratings.sort(key=lambda rating: (-rating.mu, rating.model))
+    return Ratings(
+        ratings=tuple(ratings),
+        environment=environment,
+        margin_mapping="linear",
+        n_passes=1,
+        seed=0,
+        n_verdicts=len(steps),
+        n_updates=float(len(steps)),
+        conservative_k=DEFAULT_CONSERVATIVE_K,
+        display_scale=scale,
+    )

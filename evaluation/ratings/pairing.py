@@ -1,13 +1,27 @@
-"""Pairing: the round-robin schedule and adaptive batches chosen by match quality times uncertainty."""
+"""Pairing: the round-robin schedule and adaptive batches aimed at the pairs whose order is still in doubt.
 
+A pair's score is the probability that the current ratings order it wrongly, ``Phi(-|mu_a - mu_b| /
+sqrt(sigma_a^2 + sigma_b^2))``, times its uncertainty ``(sigma_a^2 + sigma_b^2) / (2 sigma_0^2)``: Kendall's tau
+counts misordered pairs, so the judge's calls go where a misorder is likely and a verdict can still move the
+ratings. A batch is chosen greedily, one pair at a time; after each choice the two models' variances shrink as a
+TrueSkill update of an even match would shrink them (``EVEN_MATCH_SHRINK``), so a batch spreads over the pairs
+in doubt instead of repeating the single best one. See docs/statistics.md for the measurements.
+"""
+
+import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import trueskill
+from scipy import stats
 
 from evaluation.ratings.update import DEFAULT_ENVIRONMENT, TrueSkillEnvironment
+
+# w = v (v + t) of a TrueSkill win at t = 0: v = phi(0) / Phi(0) = sqrt(2 / pi), so w = 2 / pi. It is the share
+# of the variance, relative to the performance variance c^2, that one game between equal ratings removes.
+EVEN_MATCH_SHRINK = 2.0 / math.pi
 
 
 def pairs_round_robin(models: Sequence[str], *, both_orders: bool = False) -> list[tuple[str, str]]:
@@ -21,13 +35,14 @@ def pairs_round_robin(models: Sequence[str], *, both_orders: bool = False) -> li
 
 @dataclass(frozen=True)
 class PairChoice:
-    """A proposed comparison with the quantities that ranked it."""
+    """A proposed comparison with the quantities that ranked it (before the batch's earlier choices shrank them)."""
 
     model_a: str
     model_b: str
     score: float
     quality: float
     uncertainty: float
+    misorder: float = 0.0
 
 
 def pairs_adaptive(
@@ -39,46 +54,112 @@ def pairs_adaptive(
     max_per_model: int | None = None,
     exclude: Iterable[tuple[str, str]] = (),
 ) -> list[PairChoice]:
-    """Choose the next ``n_pairs`` comparisons: most informative first.
+    """Choose the next ``n_pairs`` comparisons of one stratum, most informative first.
 
-    ``ratings`` maps each model to its current ``(mu, sigma)``. A pair's score is match quality times
-    uncertainty: ``trueskill.quality_1vs1`` (the draw probability relative to the most even match, high when
-    the outcome is least predictable) times ``(sigma_a^2 + sigma_b^2) / (2 sigma_0^2)`` (high while the pair is
-    still uncertain). Pairs are taken greedily by score; each model appears at most ``max_per_model`` times in
-    one batch, and pairs in ``exclude`` (either order) are skipped. Equal scores are broken by a seeded shuffle.
+    ``ratings`` maps each model to its current ``(mu, sigma)``. Each model appears at most ``max_per_model``
+    times in the batch, and pairs in ``exclude`` (either order) are skipped. Equal scores are broken by a seeded
+    shuffle; the presentation order of each pair is randomised with the same generator.
     """
     if n_pairs < 0:
         raise ValueError("n_pairs cannot be negative")
-    env = environment.as_trueskill()
-    prior_var = environment.sigma**2
-    excluded = {frozenset(pair) for pair in exclude}
+    batch = pairs_adaptive_batch(
+        ratings,
+        strata={"": exclude},
+        pairs_per_stratum=n_pairs,
+        seed=seed,
+        environment=environment,
+        max_per_model=max_per_model,
+    )
+    return batch.get("", [])
+
+
+def pairs_adaptive_batch(
+    ratings: Mapping[str, tuple[float, float]],
+    *,
+    strata: Mapping[Hashable, Iterable[tuple[str, str]]],
+    pairs_per_stratum: int,
+    seed: int,
+    environment: TrueSkillEnvironment = DEFAULT_ENVIRONMENT,
+    max_per_model: int | None = None,
+) -> dict[Hashable, list[PairChoice]]:
+    """Choose up to ``pairs_per_stratum`` comparisons for each stratum (e.g. item and language), jointly.
+
+    ``strata`` maps each stratum to the pairs already judged there (either order), which it will not get again.
+    The strata share one set of ratings, so the batch is chosen as a whole: the best pair goes to the stratum
+    with the most room left that has not judged it (ties broken by the seeded generator), the two models'
+    variances shrink, and the next pair is chosen. A pair can thus be judged in several strata of a batch, one
+    verdict each. ``max_per_model`` caps a model's comparisons per stratum. Returns the choices per stratum.
+    """
+    if pairs_per_stratum < 0:
+        raise ValueError("pairs_per_stratum cannot be negative")
     names = sorted(ratings)
+    position = {name: i for i, name in enumerate(names)}
+    mu = np.array([float(ratings[name][0]) for name in names])
+    var = np.array([float(ratings[name][1]) ** 2 for name in names])
+    first, second = np.triu_indices(len(names), k=1)
+    pair_index = {(int(i), int(j)): k for k, (i, j) in enumerate(zip(first, second, strict=True))}
+    keys = list(strata)
+    done = []
+    for key in keys:
+        judged = set()
+        for a, b in strata[key]:
+            if a in position and b in position and a != b:
+                i, j = sorted((position[a], position[b]))
+                judged.add(pair_index[(i, j)])
+        done.append(judged)
     rng = np.random.default_rng(seed)
-    tiebreak = rng.permutation(len(names) * len(names)).tolist()
-    candidates = []
-    for i, a in enumerate(names):
-        for j in range(i + 1, len(names)):
-            b = names[j]
-            if frozenset((a, b)) in excluded:
+    tiebreak = rng.permutation(len(first))
+    room = [pairs_per_stratum] * len(keys)
+    used = [defaultdict(int) for _ in keys]
+    env = environment.as_trueskill()
+    two_beta2 = 2.0 * environment.beta**2
+    prior_var = environment.sigma**2
+    chosen: dict[Hashable, list[PairChoice]] = {}
+    # A pair no stratum can take any more is dropped for the rest of the batch.
+    open_pairs = np.ones(len(first), dtype=bool)
+    while any(room) and open_pairs.any():
+        spread = var[first] + var[second]
+        misorder = stats.norm.sf(np.abs(mu[first] - mu[second]) / np.sqrt(spread))
+        score = misorder * spread / (2.0 * prior_var)
+        order = np.lexsort((tiebreak, -score))
+        placed = False
+        for k in order:
+            if not open_pairs[k]:
                 continue
-            (mu_a, sigma_a), (mu_b, sigma_b) = ratings[a], ratings[b]
+            i, j = int(first[k]), int(second[k])
+            takers = [
+                s
+                for s in range(len(keys))
+                if room[s]
+                and k not in done[s]
+                and (max_per_model is None or max(used[s][i], used[s][j]) < max_per_model)
+            ]
+            if not takers:
+                open_pairs[k] = False
+                continue
+            most = max(room[s] for s in takers)
+            takers = [s for s in takers if room[s] == most]
+            s = takers[int(rng.integers(len(takers)))] if len(takers) > 1 else takers[0]
+            room[s] -= 1
+            done[s].add(k)
+            used[s][i] += 1
+            used[s][j] += 1
+            a, b = names[i], names[j]
             quality = trueskill.quality_1vs1(
-                env.create_rating(mu_a, sigma_a), env.create_rating(mu_b, sigma_b), env=env
+                env.create_rating(mu[i], math.sqrt(var[i])), env.create_rating(mu[j], math.sqrt(var[j])), env=env
             )
-            uncertainty = (sigma_a**2 + sigma_b**2) / (2.0 * prior_var)
-            candidates.append((-(quality * uncertainty), tiebreak[i * len(names) + j], a, b, quality, uncertainty))
-    candidates.sort()
-    used: dict[str, int] = defaultdict(int)
-    chosen = []
-    for negative_score, _, a, b, quality, uncertainty in candidates:
-        if len(chosen) == n_pairs:
+            uncertainty = float(spread[k] / (2.0 * prior_var))
+            # The presentation order is randomised too, so a batch does not always show the same model first.
+            if rng.random() < 0.5:
+                a, b = b, a
+            chosen.setdefault(keys[s], []).append(
+                PairChoice(a, b, float(score[k]), float(quality), uncertainty, float(misorder[k]))
+            )
+            c2 = two_beta2 + var[i] + var[j]
+            var[i] *= 1.0 - EVEN_MATCH_SHRINK * var[i] / c2
+            var[j] *= 1.0 - EVEN_MATCH_SHRINK * var[j] / c2
+            placed = True
             break
-        if max_per_model is not None and (used[a] >= max_per_model or used[b] >= max_per_model):
-            continue
-        used[a] += 1
-        used[b] += 1
-        # The presentation order is randomised too, so a batch does not always show the same model first.
-        if rng.random() < 0.5:
-            a, b = b, a
-        chosen.append(PairChoice(a, b, -negative_score, quality, uncertainty))
+        if not placed:
+            break
     return chosen

@@ -12,6 +12,9 @@ from evaluation import ratings, stats, style
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
 from evaluation.report.files import report_files_names
 
+# Resamples of the Bradley-Terry bootstrap in reports (each refits the strengths: about 1 ms with 10 models).
+BRADLEY_TERRY_RESAMPLES = 1000
+
 
 def _objective(run: EvaluationRun, codes: list[str]) -> dict:
     answers = list(Answer.objects.filter(run=run).select_related("model", "item__dimension").order_by("id"))
@@ -247,8 +250,12 @@ def _subjective(run: EvaluationRun, codes: list[str]) -> dict:
                         "significant": cell.significant,
                     }
                 )
+    bradley_terry, bradley_terry_summary = _bradley_terry(run, codes, combined)
     return {
         "ratings": rating_rows,
+        "bradley_terry": bradley_terry,
+        "bradley_terry_summary": bradley_terry_summary,
+        "pairing_summary": _pairing_summary(run, verdicts, bradley_terry_summary),
         "win_rates": win_rates,
         "judge_calls": len(verdicts),
         "parsed": sum(1 for v in verdicts if v.parsed),
@@ -259,6 +266,67 @@ def _subjective(run: EvaluationRun, codes: list[str]) -> dict:
             f"TrueSkill (mu 25, sigma 25/3, beta 25/6, tau 0), margin mapping '{run.margin_mapping}', averaged over "
             f"seeded shuffled passes; orders combined by '{run.combine_rule}'."
         ),
+    }
+
+
+def _bradley_terry(run: EvaluationRun, codes: list[str], combined: dict) -> tuple[list[dict], list[dict]]:
+    """Rate every language's combined verdicts by Bradley-Terry, with bootstrap intervals over verdicts."""
+    rows, summaries = [], []
+    for lang in run.languages:
+        verdicts = combined.get(("overall", lang))
+        if not verdicts:
+            continue
+        result = ratings.bradley_terry(verdicts, models=codes, seed=run.seed, n_resamples=BRADLEY_TERRY_RESAMPLES)
+        for r in result.ratings:
+            rows.append(
+                {
+                    "model": r.model,
+                    "language": lang,
+                    "strength": r.strength,
+                    "low": r.low,
+                    "high": r.high,
+                    "elo": r.elo,
+                    "elo_low": r.elo_low,
+                    "elo_high": r.elo_high,
+                    "rank": r.rank,
+                    "rank_low": r.rank_low,
+                    "rank_high": r.rank_high,
+                    "wins": r.wins,
+                    "n": r.n_verdicts,
+                }
+            )
+        summaries.append(
+            {
+                "language": lang,
+                "n_verdicts": result.n_verdicts,
+                "n_resamples": result.n_resamples,
+                "n_resamples_without_mle": result.n_resamples_without_mle,
+                "rank_stability": result.rank_stability,
+                "undefined_reason": result.undefined_reason,
+            }
+        )
+    return rows, summaries
+
+
+def _pairing_summary(run: EvaluationRun, verdicts: list[PairVerdict], bradley_terry: list[dict]) -> dict | None:
+    """For an adaptive run: the judge calls made, those a round-robin on the same strata needs, and rank stability.
+
+    A stratum is an item and language the judge saw; round-robin judges every pair of the models with a usable
+    response there, in both orders.
+    """
+    if run.pairing != EvaluationRun.Pairing.ADAPTIVE:
+        return None
+    strata = {(v.item_id, v.language) for v in verdicts}
+    responding: dict[tuple, int] = defaultdict(int)
+    for item_id, lang in OpenResponse.objects.filter(run=run, ok=True).values_list("item_id", "language"):
+        responding[(item_id, lang)] += 1
+    round_robin_calls = sum(responding[s] * (responding[s] - 1) for s in strata)
+    return {
+        "judge_calls": len(verdicts),
+        "round_robin_calls": round_robin_calls,
+        "calls_saved": round_robin_calls - len(verdicts),
+        "share_of_round_robin": len(verdicts) / round_robin_calls if round_robin_calls else None,
+        "rank_stability": {row["language"]: row["rank_stability"] for row in bradley_terry},
     }
 
 
@@ -350,6 +418,11 @@ def build_report(run: EvaluationRun) -> dict:
     if subjective["failed"]:
         notes.append(f"{subjective['failed']} judge replies were unparseable; their pairs are left out, not guessed.")
     notes += [f"ΔZ {k}: {v}" for k, v in gaps.notes.items()]
+    notes += [
+        f"Bradley-Terry ({row['language']}): {row['undefined_reason']}."
+        for row in subjective["bradley_terry_summary"]
+        if row["undefined_reason"]
+    ]
     return {
         "run": run.name,
         "release": str(run.release),

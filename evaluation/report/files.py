@@ -23,13 +23,15 @@ def report_files_names(languages: list[str]) -> list[str]:
         "report.json",
         "accuracy.csv",
         "ratings.csv",
+        "bradley_terry.csv",
         "win_rates.csv",
         "leaderboard.tex",
         "scatter.svg",
         "delta_z.svg",
         "ratings.svg",
+        "bradley_terry.svg",
         *[f"accuracy_{lang}.svg" for lang in languages],
-        *[f"{name}.{fmt}" for name in ("scatter", "delta_z", "ratings") for fmt in ("png", "pdf")],
+        *[f"{name}.{fmt}" for name in ("scatter", "delta_z", "ratings", "bradley_terry") for fmt in ("png", "pdf")],
     ]
 
 
@@ -69,6 +71,8 @@ def report_files(report: dict, *, with_raster: bool = True) -> dict[str, bytes]:
         "report.json": json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8"),
         "accuracy.csv": _csv(report["objective"]["accuracy"]),
         "ratings.csv": _csv(report["subjective"]["ratings"]),
+        # Reports stored before Bradley-Terry was added have no such table.
+        "bradley_terry.csv": _csv(report["subjective"].get("bradley_terry", [])),
         "win_rates.csv": _csv(report["subjective"]["win_rates"]),
         "leaderboard.tex": _latex(report),
     }

@@ -7,6 +7,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from evaluation.charts import bradley_terry_intervals  # noqa: E402
+
 # Fixed metadata so that the same report gives the same bytes.
 _METADATA = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}
 
@@ -61,7 +63,17 @@ def _ratings(report: dict) -> plt.Figure:
     return fig
 
 
-FIGURES = {"scatter": _scatter, "delta_z": _delta, "ratings": _ratings}
+def _bradley_terry(report: dict) -> plt.Figure:
+    rows = bradley_terry_intervals(report)
+    fig, ax = plt.subplots(figsize=(6, 0.4 * max(len(rows), 1) + 1))
+    for i, (_label, elo, low, high) in enumerate(rows):
+        ax.errorbar(elo, i, xerr=[[elo - low], [high - elo]], fmt="o", color="#2f6f8f")
+    ax.set_yticks(range(len(rows)), [label for label, *_ in rows])
+    ax.set_title("Bradley-Terry strengths (Elo scale), 95% bootstrap intervals")
+    return fig
+
+
+FIGURES = {"scatter": _scatter, "delta_z": _delta, "ratings": _ratings, "bradley_terry": _bradley_terry}
 
 
 def raster_files(report: dict) -> dict[str, bytes]:

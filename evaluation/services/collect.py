@@ -118,7 +118,7 @@ def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
         scores = {}
         for o, ri in sorted(options.items()):
             if isinstance(ri.result, dict):
-                mean, total = prompts.continuation_score(ri.result, len(prefix) + 1)
+                mean, total = prompts.continuation_score(ri.result, prompts.option_start(prefix))
                 scores[str(o)] = {"mean": mean, "sum": total}
         complete = len(scores) == len(spec["options"]) and all(s["mean"] is not None for s in scores.values())
         chosen = max(scores, key=lambda k: scores[k]["mean"]) if complete else None

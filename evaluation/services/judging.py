@@ -94,37 +94,45 @@ def round_robin(run: EvaluationRun) -> dict:
 
 
 def adaptive_next(run: EvaluationRun) -> dict:
-    """Choose the next pairs per item and language by rating uncertainty and match quality (TrueSkill)."""
+    """Choose the next round's pairs per item and language, jointly for the items of each dimension and language.
+
+    The ratings of a dimension and language (TrueSkill from its verdicts so far) are shared by its items, so the
+    round's pairs are chosen as one batch (``ratings.pairs_adaptive_batch``): pairs whose order is most in doubt,
+    spread over the items that have not judged them yet, ``adaptive_pairs_per_round`` per item.
+    """
     from evaluation import ratings
 
     models = {m.code: m for m in run.models.all()}
     judged = list(PairVerdict.objects.filter(run=run, parsed=True).select_related("model_a", "model_b", "item"))
-    strata = {}
+    groups: dict[tuple, list[int]] = {}
     for entry in release_entries(run):
         if entry.item.kind != "open_prompt":
             continue
         for lang in run.languages:
-            if not entry.revision.content.get(lang):
-                continue
-            same_dimension = [
-                (v.model_a.code, v.model_b.code, v.score)
-                for v in judged
-                if v.item.dimension_id == entry.item.dimension_id and v.language == lang
-            ]
-            current = ratings.rate_verdicts(same_dimension, models=sorted(models), seed=run.seed, n_passes=3)
-            done = {
-                (v.model_a.code, v.model_b.code) for v in judged if v.item_id == entry.item_id and v.language == lang
-            }
-            choices = ratings.pairs_adaptive(
-                {r.model: (r.mu, r.sigma) for r in current.ratings},
-                n_pairs=run.adaptive_pairs_per_round,
-                seed=run.seed + run.adaptive_round,
-                exclude=done,
-            )
+            if entry.revision.content.get(lang):
+                groups.setdefault((entry.item.dimension_id, lang), []).append(entry.item_id)
+    strata = {}
+    for (dimension_id, lang), item_ids in groups.items():
+        same_dimension = [
+            (v.model_a.code, v.model_b.code, v.score)
+            for v in judged
+            if v.item.dimension_id == dimension_id and v.language == lang
+        ]
+        current = ratings.rate_verdicts(same_dimension, models=sorted(models), seed=run.seed, n_passes=3)
+        done: dict[int, set[tuple[str, str]]] = {item_id: set() for item_id in item_ids}
+        for v in judged:
+            if v.language == lang and v.item_id in done:
+                done[v.item_id].add((v.model_a.code, v.model_b.code))
+        batch = ratings.pairs_adaptive_batch(
+            {r.model: (r.mu, r.sigma) for r in current.ratings},
+            strata=done,
+            pairs_per_stratum=run.adaptive_pairs_per_round,
+            seed=run.seed + run.adaptive_round,
+        )
+        for item_id, choices in batch.items():
             pairs = []
             for choice in choices:
                 a, b = sorted((choice.model_a, choice.model_b))
                 pairs.append((models[a], models[b]))
-            if pairs:
-                strata[(entry.item_id, lang)] = pairs
+            strata[(item_id, lang)] = pairs
     return strata

@@ -128,7 +128,7 @@ def _response_prompts(run: EvaluationRun, model: ModelUnderTest) -> list[dict]:
                         result.append(
                             {
                                 "ref": {"kind": "logprob", "item": item.pk, "language": lang, "turn": t, "option": o},
-                                "prompt": f"{prefix} {option}",
+                                "prompt": prompts.logprob_prompt(prefix, option),
                                 "params": {"echo": True, "logprobs": 1, "max_tokens": 0},
                             }
                         )

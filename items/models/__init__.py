@@ -1,5 +1,6 @@
 """The item bank's data: taxonomy, items with immutable revisions, editor drafts, templates and drafting jobs."""
 
+from items.models.decisions import StatusDecision
 from items.models.drafting import DraftingJob, ItemTemplate
 from items.models.items import Item, ItemDraft, ItemRevision, ItemRevisionQuerySet
 from items.models.taxonomy import (
@@ -26,4 +27,5 @@ __all__ = [
     "ItemTemplate",
     "Scenario",
     "ScenarioDomain",
+    "StatusDecision",
 ]

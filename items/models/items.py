@@ -62,6 +62,7 @@ class Item(models.Model):
 
     class Meta:
         ordering = ["uid"]
+        permissions = [("decide_status", "Can accept, reject or return items to draft outside screening")]
         constraints = [
             models.CheckConstraint(
                 condition=Q(kind__in=["mcq", "multi_turn_choice", "open_prompt"]), name="item_kind_valid"

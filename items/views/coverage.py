@@ -3,12 +3,12 @@
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.contrib.auth.decorators import permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from core.permissions import permission_required
 from items import selectors
 from items.content import LANGUAGES
 from items.models import Benchmark, EmotionCategory, Item
@@ -26,7 +26,7 @@ def _benchmark(request: HttpRequest) -> Benchmark | None:
     return Benchmark.objects.filter(slug=slug).first() if slug else Benchmark.objects.order_by("slug").first()
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def coverage(request: HttpRequest) -> HttpResponse:
     benchmark = _benchmark(request)
     lang = request.GET.get("lang") if request.GET.get("lang") in LANGUAGES else "en"
@@ -80,7 +80,7 @@ def coverage(request: HttpRequest) -> HttpResponse:
     return render(request, "items/coverage.html", context)
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def near_duplicate_clusters(request: HttpRequest) -> HttpResponse:
     benchmark = _benchmark(request)
     lang = request.GET.get("lang") if request.GET.get("lang") in LANGUAGES else "en"

@@ -1,18 +1,18 @@
 """Pages for item templates and LLM drafting jobs."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 
+from core.permissions import permission_required
 from items import drafting, selectors
 from items.forms import JobForm, TemplateForm
 from items.models import DraftingJob
 
 
-@permission_required("items.add_item", raise_exception=True)
+@permission_required("items.add_item")
 def overview(request: HttpRequest) -> HttpResponse:
     template_form = TemplateForm(request.POST if request.POST.get("form") == "template" else None, prefix="t")
     job_form = JobForm(request.POST if request.POST.get("form") == "job" else None, prefix="j")
@@ -46,7 +46,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     )
 
 
-@permission_required("items.add_item", raise_exception=True)
+@permission_required("items.add_item")
 def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Show a job; its candidates appear once the drafting collector has taken the finished run's replies."""
     job = get_object_or_404(DraftingJob.objects.select_related("template__dimension", "llm_run", "endpoint"), pk=pk)

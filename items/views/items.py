@@ -5,7 +5,6 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import permission_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, QueryDict
@@ -15,12 +14,20 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.permissions import permission_required
 from items import selectors, services
 from items.content import LANGUAGES
 from items.diff import diff_versions
-from items.forms import ItemCreateForm, ItemFilterForm, ItemMetaForm, content_from_post, editor_rows
+from items.forms import (
+    ItemCreateForm,
+    ItemFilterForm,
+    ItemMetaForm,
+    StatusDecisionForm,
+    content_from_post,
+    editor_rows,
+)
 from items.interchange import SCHEMA_PATH, dump_jsonl
-from items.models import Benchmark, Item, ItemDraft
+from items.models import Benchmark, Item, ItemDraft, StatusDecision
 from items.similarity import nearest
 
 PAGE_SIZE = 25
@@ -117,7 +124,7 @@ def _list_filters(request: HttpRequest) -> dict[str, str]:
     return {name: request.GET[name] for name in selectors.ITEM_FILTERS if request.GET.get(name)}
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def item_list(request: HttpRequest) -> HttpResponse:
     form = ItemFilterForm(request.GET or None)
     filters = _list_filters(request)
@@ -133,12 +140,7 @@ def item_list(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-@permission_required("items.view_item", raise_exception=True)
-def item_detail(request: HttpRequest, uid: str) -> HttpResponse:
-    try:
-        item = selectors.item_detail(uid=uid)
-    except Item.DoesNotExist as exc:
-        raise Http404(_("No item with uid %(uid)s.") % {"uid": uid}) from exc
+def _detail_context(request: HttpRequest, item: Item, status_form: StatusDecisionForm | None = None) -> dict:
     revision = item.current_revision
     similar = []
     for lang in LANGUAGES:
@@ -147,19 +149,55 @@ def item_detail(request: HttpRequest, uid: str) -> HttpResponse:
             similar.append(
                 {"lang": lang, "uid": uid, "score": score, "warn": score >= settings.NEAR_DUPLICATE_THRESHOLD}
             )
-    return render(
-        request,
-        "items/item_detail.html",
-        {
-            "item": item,
-            "similar": similar,
-            "duplicate_warning": any(s["warn"] for s in similar),
-            "revision": revision,
-            "languages": selectors.item_languages(item, revision),
-            "parity_issues": parity_messages(revision.parity_issues) if revision else [],
-            "can_edit": request.user.has_perm("items.change_item"),
-        },
-    )
+    may_decide = request.user.has_perm(services.DECIDE_STATUS) and item.status != Item.Status.IN_SCREENING
+    return {
+        "item": item,
+        "similar": similar,
+        "duplicate_warning": any(s["warn"] for s in similar),
+        "revision": revision,
+        "languages": selectors.item_languages(item, revision),
+        "parity_issues": parity_messages(revision.parity_issues) if revision else [],
+        "can_edit": request.user.has_perm("items.change_item"),
+        "status_decisions": selectors.item_status_decisions(item=item),
+        "status_form": status_form or (StatusDecisionForm(item=item) if may_decide else None),
+    }
+
+
+def _item_or_404(uid: str) -> Item:
+    try:
+        return selectors.item_detail(uid=uid)
+    except Item.DoesNotExist as exc:
+        raise Http404(_("No item with uid %(uid)s.") % {"uid": uid}) from exc
+
+
+@permission_required("items.view_item")
+def item_detail(request: HttpRequest, uid: str) -> HttpResponse:
+    item = _item_or_404(uid)
+    return render(request, "items/item_detail.html", _detail_context(request, item))
+
+
+@permission_required(services.DECIDE_STATUS)
+@require_POST
+def item_status_decide(request: HttpRequest, uid: str) -> HttpResponse:
+    """Record a lead expert's or admin's decision to accept, reject or return the item to draft."""
+    item = _item_or_404(uid)
+    form = StatusDecisionForm(request.POST, item=item)
+    if form.is_valid():
+        try:
+            services.item_status_decide(
+                item=item,
+                status=form.cleaned_data["status"],
+                user=request.user,
+                reason=form.cleaned_data["reason"],
+                source=StatusDecision.Source.LEAD_DECISION,
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc.messages)
+        else:
+            done = _("The item is now %(status)s; your reason is recorded.")
+            messages.success(request, done % {"status": item.get_status_display()})
+            return redirect(f"{reverse('items:item-detail', args=[item.uid])}#status-history")
+    return render(request, "items/item_detail.html", _detail_context(request, item, status_form=form), status=400)
 
 
 def _state_from_form(item_or_benchmark_kind: str, meta: ItemMetaForm, data: dict) -> services.ItemState:
@@ -190,7 +228,7 @@ def _editor_context(item: Item, meta: ItemMetaForm, content: dict, error: str = 
     }
 
 
-@permission_required("items.change_item", raise_exception=True)
+@permission_required("items.change_item")
 @require_http_methods(["GET", "POST"])
 def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
     item = get_object_or_404(Item.objects.select_related("benchmark", "current_revision"), uid=uid)
@@ -252,7 +290,7 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
     return render(request, "items/item_edit.html", _editor_context(item, meta, revision.content if revision else {}))
 
 
-@permission_required("items.change_item", raise_exception=True)
+@permission_required("items.change_item")
 @require_POST
 def item_autosave(request: HttpRequest, uid: str) -> HttpResponse:
     item = get_object_or_404(Item, uid=uid)
@@ -265,7 +303,7 @@ def item_autosave(request: HttpRequest, uid: str) -> HttpResponse:
     return HttpResponse(_("Draft autosaved at %(time)s") % {"time": timezone.localtime().strftime("%H:%M:%S")})
 
 
-@permission_required("items.add_item", raise_exception=True)
+@permission_required("items.add_item")
 @require_http_methods(["GET", "POST"])
 def item_create(request: HttpRequest) -> HttpResponse:
     form = ItemCreateForm(request.POST or None)
@@ -287,7 +325,7 @@ def item_create(request: HttpRequest) -> HttpResponse:
     return render(request, "items/item_create.html", {"form": form}, status=400 if form.errors else 200)
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def item_history(request: HttpRequest, uid: str) -> HttpResponse:
     item = get_object_or_404(Item.objects.select_related("benchmark"), uid=uid)
     revisions = list(selectors.item_revisions(item=item))
@@ -320,12 +358,12 @@ def item_history(request: HttpRequest, uid: str) -> HttpResponse:
     )
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def taxonomy(request: HttpRequest) -> HttpResponse:
     return render(request, "items/taxonomy.html", selectors.taxonomy_tree())
 
 
-@permission_required("items.view_item", raise_exception=True)
+@permission_required("items.view_item")
 def item_export(request: HttpRequest) -> HttpResponse:
     filters = _list_filters(request)
     body = dump_jsonl(selectors.item_export_records(items=selectors.item_list(filters=filters)))
@@ -335,7 +373,7 @@ def item_export(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@permission_required("items.add_item", raise_exception=True)
+@permission_required("items.add_item")
 @require_http_methods(["GET", "POST"])
 def item_import(request: HttpRequest) -> HttpResponse:
     context: dict = {"formats": services.IMPORT_FORMATS, "benchmarks": Benchmark.objects.all()}

@@ -16,7 +16,7 @@ from tests.permissions import ADMIN_LOGIN, assert_page_outcome, assert_written_o
 # fmt: off
 PAGE_MATRIX = [
     # method  path        payload  anonymous    researcher   expert       lead_expert  admin
-    ("GET",  "/admin/",   None,    ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200),
+    ("GET",  "/admin/",   None,    ADMIN_LOGIN, 403,         403,         403,         200),
 ]
 # fmt: on
 

@@ -150,7 +150,7 @@ def test_ea_pairs_english_and_chinese_into_one_item():
     assert record["emotions"] == []
     assert record["crisis_level"] is None
     assert record["difficulty"] == ""
-    assert record["status"] == "draft"
+    assert "status" not in record, "new items start as draft; re-importing must not reset an accepted item"
     assert record["origin"] == "imported"
     en, zh = record["content"]["en"], record["content"]["zh"]
     assert en["question"] == "In this scenario, what is the most effective action for Sarah?"

@@ -2,6 +2,7 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,14 @@ from calibration.agreement import AgreementReport, Estimate
 
 COLUMNS = ("unit", "rater", "value")
 LABEL_WIDTH = 42
+SCALE_RANGE = re.compile(r"(-?\d+)\.\.(-?\d+)")
+MAX_SCALE_POINTS = 1001
+ORIENTATION_AS_GIVEN = "scores as given in the file (+k: the unit's A wins by k)"
+ORIENTATION_SORTED = "A is the model whose name sorts first in each comparison (+k: A wins by k)"
+BOTH_ORIENTATIONS_NOTE = (
+    "Kappa depends on which response of a pair is called A; 'both orientations' counts each unit once as given "
+    "and once with A and B swapped, and does not."
+)
 
 
 @dataclass(frozen=True)
@@ -93,7 +102,9 @@ def _number(text: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _numeric_values(ratings: list[_Rating], *, level: str, signed: bool) -> list[float] | None:
+def _numeric_values(
+    ratings: list[_Rating], *, level: str, signed: bool, scale: np.ndarray | None = None
+) -> list[float] | None:
     numbers = [_number(rating.value) for rating in ratings]
     for rating, number in zip(ratings, numbers, strict=True):
         if signed and (number is None or number != round(number) or abs(number) > agreement.SCALE_MAX):
@@ -101,23 +112,61 @@ def _numeric_values(ratings: list[_Rating], *, level: str, signed: bool) -> list
                 f"line {rating.line}: value {rating.value!r} is not a signed score: --signed needs whole numbers "
                 f"from -{agreement.SCALE_MAX} to {agreement.SCALE_MAX}"
             )
-        if number is None and level != "nominal":
+        if number is None and (level != "nominal" or scale is not None):
+            needs = f"level {level}" if level != "nominal" else "--scale"
             raise CommandError(
-                f"line {rating.line}: value {rating.value!r} is not a finite number (level {level} needs numbers)"
+                f"line {rating.line}: value {rating.value!r} is not a finite number ({needs} needs numbers)"
+            )
+        if level == "ratio" and number is not None and number < 0:
+            raise CommandError(
+                f"line {rating.line}: value {rating.value!r} is negative: level ratio needs values of 0 or more"
+            )
+        if scale is not None and number is not None and number not in scale:
+            raise CommandError(
+                f"line {rating.line}: value {rating.value!r} is not on the scale {_scale_text(scale)} (--scale)"
             )
     if any(number is None for number in numbers):
         return None
     return [float(number) for number in numbers if number is not None]
 
 
-def read_label_table(path: Path, *, level: str, signed: bool) -> LabelTable:
+def parse_scale(text: str) -> np.ndarray:
+    """Read a declared scale: ``LOW..HIGH`` (whole numbers, e.g. 1..5 or -5..5) or increasing numbers with commas.
+
+    Raise CommandError when the text is neither, is not strictly increasing or has more than 1,001 points.
+    """
+    match = SCALE_RANGE.fullmatch(text.strip())
+    if match:
+        low, high = int(match.group(1)), int(match.group(2))
+        points = np.arange(low, high + 1, dtype=float) if high - low < MAX_SCALE_POINTS else None
+    else:
+        numbers = [_number(part) for part in text.split(",")]
+        points = None if None in numbers else np.array(numbers, dtype=float)
+    if points is None or points.size > MAX_SCALE_POINTS:
+        raise CommandError(
+            f"--scale {text!r}: expected LOW..HIGH with whole numbers (e.g. 1..5, -5..5) or numbers separated by "
+            f"commas (e.g. 1,1.5,2,2.5,3), at most {MAX_SCALE_POINTS} points"
+        )
+    if points.size < 2 or np.any(np.diff(points) <= 0):
+        raise CommandError(f"--scale {text!r}: a scale needs two or more points in increasing order")
+    return points
+
+
+def _scale_text(scale: np.ndarray | tuple[float, ...]) -> str:
+    points = np.asarray(scale, dtype=float)
+    if points.size > 2 and np.all(points == np.round(points)) and np.all(np.diff(points) == 1):
+        return f"{points[0]:g}..{points[-1]:g}"
+    return ", ".join(f"{point:g}" for point in points)
+
+
+def read_label_table(path: Path, *, level: str, signed: bool, scale: np.ndarray | None = None) -> LabelTable:
     """Read rows unit,rater,value into a units x raters table; raise CommandError naming the faulty line.
 
-    Values must be numbers for the ordinal and interval levels; nominal labels may be words, which are coded
-    0, 1, ... in sorted order.
+    Values must be numbers for the ordinal, interval and ratio levels (0 or more for ratio) and on ``scale`` when
+    one is declared; nominal labels may be words, which are coded 0, 1, ... in sorted order.
     """
     ratings = _read_ratings(path)
-    numbers = _numeric_values(ratings, level=level, signed=signed)
+    numbers = _numeric_values(ratings, level=level, signed=signed, scale=scale)
     category_names = None
     if numbers is None:
         category_names = sorted({rating.value for rating in ratings})
@@ -161,7 +210,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--level",
             default="nominal",
-            choices=["nominal", "ordinal", "interval"],
+            choices=["nominal", "ordinal", "interval", "ratio"],
             help="level of measurement of the values (default: nominal)",
         )
         parser.add_argument(
@@ -175,6 +224,13 @@ class Command(BaseCommand):
             action="store_true",
             help="PATH holds pairwise verdicts (item, language, dimension, model_a, model_b, rater, winner, margin, "
             "order) from experts or judges; implies --signed",
+        )
+        parser.add_argument(
+            "--scale",
+            metavar="SCALE",
+            help="declared scale for the weighted kappas, LOW..HIGH (e.g. 1..5) or numbers separated by commas; "
+            "weights then count positions on the whole scale (default: the values both raters gave on the units "
+            "both rated, as R irr::kappa2; -5..5 for signed scores)",
         )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
@@ -191,25 +247,43 @@ class Command(BaseCommand):
         level: str = options["level"]
         if options["bootstrap"] < 0:
             raise CommandError(f"--bootstrap must be 0 or more, got {options['bootstrap']}")
+        signed = options["signed"] or options["pairwise"]
+        if signed and level == "ratio":
+            raise CommandError(
+                "signed scores run from -5 to +5 through 0: level ratio does not apply (use ordinal or interval)"
+            )
+        scale = None if options["scale"] is None else parse_scale(options["scale"])
+        if signed and scale is not None and not np.array_equal(scale, -scale[::-1]):
+            raise CommandError(f"--scale {options['scale']!r}: a scale for signed scores is symmetric around 0")
         if options["pairwise"]:
             labels = self._pairwise_table(path)
-            options["signed"] = True
+            orientation = ORIENTATION_SORTED
         else:
-            labels = read_label_table(path, level=level, signed=options["signed"])
-        report = agreement.agreement_report(
-            labels.values,
-            level,
-            raters=labels.raters,
-            signed=options["signed"],
-            seed=options["seed"],
-            n_boot=options["bootstrap"],
-        )
+            labels = read_label_table(path, level=level, signed=signed, scale=scale)
+            orientation = ORIENTATION_AS_GIVEN if signed else None
+        try:
+            report = agreement.agreement_report(
+                labels.values,
+                level,
+                raters=labels.raters,
+                signed=signed,
+                scale=scale,
+                seed=options["seed"],
+                n_boot=options["bootstrap"],
+            )
+        except ValueError as exc:
+            raise CommandError(f"{path}: {exc}") from exc
         if options["json"]:
-            body = {"path": str(path), "units": labels.units, "category_names": labels.category_names}
+            body = {
+                "path": str(path),
+                "units": labels.units,
+                "category_names": labels.category_names,
+                "orientation": orientation,
+            }
             body.update(report.as_dict())
             self.stdout.write(json.dumps(body, indent=2, ensure_ascii=False, allow_nan=False))
             return
-        self._write_text(path, labels, report)
+        self._write_text(path, labels, report, orientation)
 
     def _pairwise_table(self, path: Path) -> LabelTable:
         from calibration.label_import import LabelImportError, read_pairwise_labels
@@ -220,7 +294,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: {exc}") from exc
         return LabelTable(units=table.units, raters=table.raters, values=table.values, category_names=None)
 
-    def _write_text(self, path: Path, labels: LabelTable, report: AgreementReport) -> None:
+    def _write_text(self, path: Path, labels: LabelTable, report: AgreementReport, orientation: str | None) -> None:
         counts = ", ".join(
             _plural(count, noun)
             for count, noun in ((report.n_units, "unit"), (len(report.raters), "rater"), (report.n_ratings, "rating"))
@@ -229,6 +303,15 @@ class Command(BaseCommand):
         self.stdout.write(f"Raters: {', '.join(report.raters)}")
         if labels.category_names is not None:
             self.stdout.write(f"Categories: {', '.join(labels.category_names)}")
+        if orientation is not None:
+            self.stdout.write(f"Orientation: {orientation}")
+            self.stdout.write(BOTH_ORIENTATIONS_NOTE)
+        if report.level != "nominal":
+            if report.scale is None:
+                weights = "positions among the values both raters gave on the units both rated (as R irr::kappa2)"
+            else:
+                weights = f"positions on the scale {_scale_text(report.scale)}"
+            self.stdout.write(f"Kappa weights: {weights}")
         if report.n_boot:
             self.stdout.write(
                 f"Intervals: {report.confidence:.0%} percentile bootstrap over units, {report.n_boot} resamples, "
@@ -248,16 +331,19 @@ class Command(BaseCommand):
             self.stdout.write("")
             self.stdout.write(f"{pair.rater_a} vs {pair.rater_b}")
             rows = [
-                (f"Cohen's kappa{winner}", pair.cohen_kappa),
-                ("Cohen's kappa, linear weights", pair.cohen_kappa_linear),
-                ("Cohen's kappa, quadratic weights", pair.cohen_kappa_quadratic),
-                (f"percent agreement{winner}", pair.percent_agreement),
-                (f"percent agreement without ties{winner}", pair.percent_agreement_without_ties),
-                ("Spearman's rho", pair.spearman),
+                (f"  Cohen's kappa{winner}", pair.cohen_kappa),
+                ("    both orientations", pair.cohen_kappa_both_orientations),
+                ("  Cohen's kappa, linear weights", pair.cohen_kappa_linear),
+                ("    both orientations", pair.cohen_kappa_linear_both_orientations),
+                ("  Cohen's kappa, quadratic weights", pair.cohen_kappa_quadratic),
+                ("    both orientations", pair.cohen_kappa_quadratic_both_orientations),
+                (f"  percent agreement{winner}", pair.percent_agreement),
+                (f"  percent agreement without ties{winner}", pair.percent_agreement_without_ties),
+                ("  Spearman's rho", pair.spearman),
             ]
             for label, estimate in rows:
                 if estimate is not None:
-                    self._line(f"  {label}", estimate)
+                    self._line(label, estimate)
 
     def _line(self, label: str, estimate: Estimate) -> None:
         self.stdout.write(f"{label:<{LABEL_WIDTH}}{_format_estimate(estimate)}")
