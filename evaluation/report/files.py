@@ -35,11 +35,48 @@ def report_files_names(languages: list[str]) -> list[str]:
     ]
 
 
-def _csv(rows: list[dict]) -> bytes:
+# Column order of each table, fixed here: a report read back from PostgreSQL's jsonb has its keys reordered, and
+# the files must be the same bytes on every database.
+COLUMNS = {
+    "accuracy.csv": ["model", "dimension", "language", "n", "correct", "accuracy", "ci_low", "ci_high"],
+    "ratings.csv": [
+        "model",
+        "dimension",
+        "language",
+        "mu",
+        "sigma",
+        "conservative",
+        "display",
+        "display_low",
+        "display_high",
+        "n",
+    ],
+    "bradley_terry.csv": [
+        "model",
+        "language",
+        "strength",
+        "low",
+        "high",
+        "elo",
+        "elo_low",
+        "elo_high",
+        "rank",
+        "rank_low",
+        "rank_high",
+        "wins",
+        "n",
+    ],
+    "win_rates.csv": ["language", "a", "b", "wins", "losses", "draws", "rate", "p", "p_adjusted", "significant"],
+}
+
+
+def _csv(rows: list[dict], columns: list[str]) -> bytes:
     if not rows:
         return b""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    # Columns this version does not know (a report stored by a later one) follow the known ones, sorted.
+    extra = sorted(set().union(*rows) - set(columns))
+    writer = csv.DictWriter(buffer, fieldnames=[*columns, *extra], lineterminator="\n", restval="")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue().encode("utf-8")
@@ -69,11 +106,11 @@ def report_files(report: dict, *, with_raster: bool = True) -> dict[str, bytes]:
     """Return the downloadable files of a report (tables as CSV/LaTeX, figures as SVG, everything as JSON)."""
     files = {
         "report.json": json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8"),
-        "accuracy.csv": _csv(report["objective"]["accuracy"]),
-        "ratings.csv": _csv(report["subjective"]["ratings"]),
+        "accuracy.csv": _csv(report["objective"]["accuracy"], COLUMNS["accuracy.csv"]),
+        "ratings.csv": _csv(report["subjective"]["ratings"], COLUMNS["ratings.csv"]),
         # Reports stored before Bradley-Terry was added have no such table.
-        "bradley_terry.csv": _csv(report["subjective"].get("bradley_terry", [])),
-        "win_rates.csv": _csv(report["subjective"]["win_rates"]),
+        "bradley_terry.csv": _csv(report["subjective"].get("bradley_terry", []), COLUMNS["bradley_terry.csv"]),
+        "win_rates.csv": _csv(report["subjective"]["win_rates"], COLUMNS["win_rates.csv"]),
         "leaderboard.tex": _latex(report),
     }
     files.update({name: svg.encode("utf-8") for name, svg in figures(report).items()})
