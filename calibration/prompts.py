@@ -53,6 +53,11 @@ def canonical_from_order(verdict: Verdict, order: str) -> int:
     return canonical_score(shown_order=order, winner=winner, margin=verdict.margin or None)
 
 
+def canonical_from_result(result: dict, order: str) -> int:
+    """Map a reply parsed by the verdict parser (``{"winner", "margin"}``) on the shown order to canonical +A."""
+    return canonical_from_order(Verdict(result["winner"], int(result["margin"])), order)
+
+
 def system_message(
     *,
     dimension_name: str,

@@ -247,10 +247,7 @@ def calibration_verdicts_collect(*, llm_run: Run) -> dict:
         if (comparison_id, order) in existing or item.status == RunItem.Status.PENDING:
             continue
         parsed = item.status == RunItem.Status.DONE and isinstance(item.result, dict)
-        score = None
-        if parsed:
-            verdict = prompts.Verdict(item.result["winner"], int(item.result["margin"]))
-            score = prompts.canonical_from_order(verdict, order)
+        score = prompts.canonical_from_result(item.result, order) if parsed else None
         new.append(
             JudgeVerdict(
                 calibration_run=run,

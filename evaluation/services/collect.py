@@ -158,10 +158,7 @@ def _collect_verdicts(run: EvaluationRun, link: EvaluationLLMRun) -> None:
     for ri in RunItem.objects.filter(run=link.llm_run).select_related("call"):
         ref, order = ri.ref, ri.ref["order"]
         parsed = ri.status == RunItem.Status.DONE and isinstance(ri.result, dict)
-        score = None
-        if parsed:
-            verdict = judge_prompts.Verdict(ri.result["winner"], int(ri.result["margin"]))
-            score = judge_prompts.canonical_from_order(verdict, order)
+        score = judge_prompts.canonical_from_result(ri.result, order) if parsed else None
         verdicts.append(
             PairVerdict(
                 run=run,
