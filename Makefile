@@ -8,7 +8,7 @@ PORT ?= 8000
 PYTHON ?= $(shell for c in python3.13 python3.12 python3 $$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -rV); do \
 	if command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then echo $$c; break; fi; done)
 
-.PHONY: run test test-fast lint bench messages clean
+.PHONY: run serve worker test test-fast lint bench messages clean
 
 $(VENV)/.installed: pyproject.toml
 	@test -n "$(PYTHON)" || { echo "No Python >= 3.12 found (tried python3.13, python3.12, python3, ~/.pyenv)."; exit 1; }
@@ -19,6 +19,13 @@ $(VENV)/.installed: pyproject.toml
 
 run: $(VENV)/.installed
 	@PORT=$(PORT) PY=$(PY) ./scripts/run.sh
+
+# The production web server and a background worker (docs/deploy.md): need SECRET_KEY, DATABASE_URL, ALLOWED_HOSTS.
+serve: $(VENV)/.installed
+	@PORT=$(PORT) PY=$(PY) ./scripts/serve.sh
+
+worker: $(VENV)/.installed
+	DEBUG=0 $(PY) manage.py db_worker --no-reload --interval 1
 
 test: $(VENV)/.installed
 	$(PY) -m ruff check .

@@ -1,13 +1,15 @@
 """Settings for EI Studio, read from the environment once, here.
 
 Environment variables: DATABASE_URL, SECRET_KEY, DEBUG, ALLOWED_HOSTS, CSRF_TRUSTED_ORIGINS,
-SECURE_SSL_REDIRECT, LOGIN_MAX_FAILURES, LOGIN_LOCKOUT_SECONDS.
+SECURE_SSL_REDIRECT, STATIC_ROOT, CACHE_BACKEND, LOGIN_MAX_FAILURES, LOGIN_LOCKOUT_SECONDS, and the
+others read below. docs/deploy.md lists the production settings.
 """
 
 import os
 from pathlib import Path
 
 import dj_database_url
+from django.utils.csp import CSP
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -44,9 +46,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
-    "django_tasks_db",
     "core",
+    # Before django_tasks_db: llm's db_worker command (reconnects after database outages) replaces its own.
     "llm",
+    "django_tasks_db",
     "items",
     "screening",
     "releases",
@@ -58,6 +61,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -121,7 +125,18 @@ LOGOUT_REDIRECT_URL = "login"
 LOGIN_MAX_FAILURES = int(os.environ.get("LOGIN_MAX_FAILURES", "5"))
 LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# The cache holds the API's request throttles, so several server processes must share it: the database cache
+# (its table is made by `manage.py createcachetable`, which `make serve` runs). "locmem" keeps it per process.
+CACHE_BACKEND = os.environ.get("CACHE_BACKEND", "locmem" if DEBUG else "database")
+if CACHE_BACKEND not in {"database", "locmem"}:
+    raise RuntimeError(f"CACHE_BACKEND must be 'database' or 'locmem', not {CACHE_BACKEND!r}.")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "eistudio_cache"}
+        if CACHE_BACKEND == "database"
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
@@ -131,19 +146,21 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Without DEBUG, static files are collected (`make serve` runs collectstatic) with content hashes in their names
+# and gzip/brotli twins, and WhiteNoise serves them with far-future caching. Not collected yet: pages still work
+# (plain names, served from the source folders) and `check --deploy` says to run collectstatic.
+STATIC_COLLECTED = (STATIC_ROOT / "staticfiles.json").exists()
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
-            "django.contrib.staticfiles.storage.StaticFilesStorage"
-            if DEBUG
-            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+            "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG else "core.storage.CollectedStaticStorage"
         )
     },
 }
-WHITENOISE_USE_FINDERS = True
+WHITENOISE_USE_FINDERS = DEBUG or not STATIC_COLLECTED
 WHITENOISE_MANIFEST_STRICT = False
 
 REST_FRAMEWORK = {
@@ -166,6 +183,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # One schema name per choice set (several models call theirs "status").
+    "ENUM_NAME_OVERRIDES": {
+        "ItemStatusEnum": "items.models.items.Item.Status",
+        "CallStatusEnum": "llm.models.CallStatus",
+        "RunStatusEnum": "llm.models.RunStatus",
+        "RunItemStatusEnum": "llm.models.RunItemStatus",
+        "ReleaseStatusEnum": "releases.models.Release.Status",
+    },
 }
 
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
@@ -179,6 +204,7 @@ RELEASE_MAX_DOMAIN_SHARE = float(os.environ.get("RELEASE_MAX_DOMAIN_SHARE", "0.4
 RELEASE_MIN_VALENCE_SHARE = float(os.environ.get("RELEASE_MIN_VALENCE_SHARE", "0.1"))
 
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# Behind a TLS proxy, gunicorn (make serve) trusts X-Forwarded-Proto from the addresses in FORWARDED_ALLOW_IPS.
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000"))
@@ -186,6 +212,22 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Content-Security-Policy: only this site's own scripts, styles and images (inline SVG charts included); no inline
+# scripts, event-handler attributes or style attributes anywhere (tests/browser/test_csp.py checks every page in Chromium).
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 LOGGING = {
     "version": 1,
@@ -207,6 +249,12 @@ LLM_RETRY_BACKOFF_MAX_SECONDS = float(os.environ.get("LLM_RETRY_BACKOFF_MAX_SECO
 LLM_MAX_PARSE_RETRIES = int(os.environ.get("LLM_MAX_PARSE_RETRIES", "2"))
 LLM_RUN_MAX_PROMPTS = int(os.environ.get("LLM_RUN_MAX_PROMPTS", "200000"))
 LLM_SIMULATOR_URL = os.environ.get("LLM_SIMULATOR_URL", "http://127.0.0.1:8765/v1")
+# A run whose heartbeat is older than this has no live worker: workers queue it again on their own.
+LLM_STALL_SECONDS = float(os.environ.get("LLM_STALL_SECONDS", str(2 * LLM_LEASE_SECONDS + 10)))
+# How long a worker keeps reconnecting to an unreachable database before it exits (non-zero) for a restart.
+LLM_WORKER_DB_RETRY_SECONDS = float(os.environ.get("LLM_WORKER_DB_RETRY_SECONDS", "300"))
+# Names an endpoint may give for its API key variable (Django settings and variables read here never qualify).
+LLM_API_KEY_ENV_PATTERN = os.environ.get("LLM_API_KEY_ENV_PATTERN", r"^[A-Z][A-Z0-9_]*_API_KEY$")
 # One log line per HTTP request would drown the worker's log; errors are recorded on the calls instead.
 LOGGING.setdefault("loggers", {}).update(
     {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore", "openai")}

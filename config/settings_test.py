@@ -25,3 +25,7 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
     )
     # A file costs an fsync per commit; the test database is thrown away, so skip that.
     DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA synchronous=OFF"  # noqa: F405
+
+# One process runs the tests: a per-process cache is enough and needs no table (tests/core/test_serve.py checks
+# the database cache production uses).
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -1,6 +1,7 @@
 from django.apps import AppConfig
+from django.conf import settings
 from django.contrib.admin import apps as admin_apps
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_migrate, post_save, pre_save
 from django.utils.translation import gettext_lazy as _
 
 
@@ -9,10 +10,19 @@ class CoreConfig(AppConfig):
     verbose_name = _("Accounts and roles")
 
     def ready(self) -> None:
+        from core import checks  # noqa: F401  (registers the deployment checks)
         from core.roles import sync_roles_after_migrate
 
         # Groups need the permissions that migrate creates, so roles are synced after every migrate.
         post_migrate.connect(sync_roles_after_migrate, dispatch_uid="core.sync_roles")
+
+        from core.signals import note_password_change, revoke_tokens_after_password_change
+
+        # A password change revokes the user's API tokens, whatever path changed it (see core.signals).
+        pre_save.connect(note_password_change, sender=settings.AUTH_USER_MODEL, dispatch_uid="core.password_change")
+        post_save.connect(
+            revoke_tokens_after_password_change, sender=settings.AUTH_USER_MODEL, dispatch_uid="core.revoke_tokens"
+        )
 
 
 class StudioAdminConfig(admin_apps.AdminConfig):

@@ -90,7 +90,7 @@ class ItemWriteSerializer(serializers.Serializer):
     crisis_level = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=5)
     difficulty = serializers.ChoiceField(choices=["", "easy", "medium", "hard"], required=False)
     status = serializers.ChoiceField(
-        choices=Item.Status.values,
+        choices=Item.Status.choices,
         required=False,
         help_text="On create: draft (the default), or, for a lead expert or admin, the status decided, with "
         "status_reason. On revise: the item's current status or nothing; statuses change with POST .../status/.",
@@ -115,7 +115,7 @@ class StatusDecisionSerializer(serializers.ModelSerializer):
 class StatusDecideSerializer(serializers.Serializer):
     """Input for a lead expert's or admin's status decision."""
 
-    status = serializers.ChoiceField(choices=Item.Status.values)
+    status = serializers.ChoiceField(choices=Item.Status.choices)
     reason = serializers.CharField()
 
 

@@ -106,7 +106,22 @@
     syncMargins();
   }
 
+  // No inline handlers or style attributes (the Content-Security-Policy forbids them): a select marked
+  // data-autosubmit submits its form on change, and a progress bar's width comes from data-percent.
+  document.addEventListener("change", (event) => {
+    const t = event.target;
+    if (t && t.matches && t.matches("select[data-autosubmit]") && t.form) t.form.submit();
+  });
+  function widths(root) {
+    root.querySelectorAll("[data-percent]").forEach((bar) => {
+      const value = Math.max(0, Math.min(100, parseFloat(bar.dataset.percent) || 0));
+      bar.style.width = `${value}%`;
+    });
+  }
+  document.addEventListener("htmx:load", (event) => widths(event.target));
+
   document.addEventListener("DOMContentLoaded", () => {
+    widths(document);
     const label = document.getElementById("label-form");
     if (label) setupLabel(label);
     const review = document.getElementById("review-form");
