@@ -44,6 +44,7 @@ bench: $(VENV)/.installed
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 	$(PY) scripts/bench_ratings.py
 	$(PY) scripts/bench_pairing.py
+	$(PY) scripts/bench_serve.py
 
 messages: $(VENV)/.installed
 	DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py makemessages -l zh_Hans --ignore=.venv --no-obsolete
