@@ -7,6 +7,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from calibration.models import CombineRule, Judge, PromptSet
+from core.inputs import InputRefused, parse_json
 from items.models import Dimension
 from labelling.models import ComparisonSet
 from llm.models import Endpoint
@@ -27,7 +28,11 @@ class JudgePromptForm(forms.Form):
     def clean_few_shot(self) -> list:
         raw = self.cleaned_data.get("few_shot") or "[]"
         try:
-            value = json.loads(raw)
+            value = parse_json(raw)
+        except InputRefused as exc:
+            # A NUL is named by its field; too deep a nesting is a fault of the JSON as a whole.
+            message = str(exc) if exc.field else gettext("Not valid JSON: %(error)s") % {"error": exc.reason}
+            raise forms.ValidationError(message) from exc
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(gettext("Not valid JSON: %(error)s") % {"error": exc.msg}) from exc
         return value

@@ -5,16 +5,17 @@ SHA-256 so that a selection can name exactly the report it was made on. Rendered
 (JSON, CSV, LaTeX) too.
 """
 
-import csv
 import hashlib
-import io
 import json
+import math
+from decimal import Decimal
 
 import numpy as np
 
 from calibration import agreement as ag
 from calibration.models import CalibrationRun, CombineRule, Judge
 from core.canonical import canonical_json
+from core.csvsafe import csv_text
 from labelling.text import response_length
 
 PRIMARY_LEVEL = "ordinal"
@@ -265,18 +266,15 @@ def _rows(report: dict) -> list[dict]:
     return rows
 
 
-def _csv_cell(value: object) -> str:
-    return "" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+def _csv_cell(value: object) -> object:
+    # A Decimal is written as a number: unquoted and never escaped, so -0.250 stays a number in a spreadsheet.
+    return Decimal(f"{value:.3f}") if isinstance(value, float) and math.isfinite(value) else value
 
 
 def csv_table(report: dict) -> str:
-    """Return the experts' baseline and every judge, per stratum, as CSV."""
-    buffer = io.StringIO()
+    """Return the experts' baseline and every judge, per stratum, as CSV (text cells quoted and made safe)."""
     rows = _rows(report)
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows({k: _csv_cell(v) for k, v in r.items()} for r in rows)
-    return buffer.getvalue()
+    return csv_text(({k: _csv_cell(v) for k, v in r.items()} for r in rows), list(rows[0]))
 
 
 def latex_table(report: dict) -> str:

@@ -6,6 +6,7 @@ others read below. docs/deploy.md lists the production settings.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -43,6 +44,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
@@ -73,6 +75,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as axes asks: answers its lockouts (core.throttle)
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -102,6 +105,9 @@ DATABASES = {
         conn_max_age=int(os.environ.get("CONN_MAX_AGE", "0")),
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # A database host that drops packets must not hang a worker's reconnect until the TCP timeout.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 10)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Django's SQLite backend with a flush that does not fire the triggers guarding frozen releases.
     DATABASES["default"]["ENGINE"] = "core.backends.sqlite3"
@@ -166,7 +172,7 @@ WHITENOISE_MANIFEST_STRICT = False
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "core.tokens.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -215,7 +221,7 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 # Content-Security-Policy: only this site's own scripts, styles and images (inline SVG charts included); no inline
-# scripts, event-handler attributes or style attributes anywhere (tests/browser/test_csp.py checks every page in Chromium).
+# scripts, event-handler attributes or style attributes anywhere (tests/browser/test_csp.py checks every page).
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],
@@ -259,3 +265,54 @@ LLM_API_KEY_ENV_PATTERN = os.environ.get("LLM_API_KEY_ENV_PATTERN", r"^[A-Z][A-Z
 LOGGING.setdefault("loggers", {}).update(
     {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore", "openai")}
 )
+
+# --- Sign-in throttling and API tokens (core) ----------------------------------------------------------------
+
+# django-axes records failed sign-ins in the database, so every server process sees them; core.throttle counts
+# them per normalised username and client address, with waits that double. docs/security.md explains the policy.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out attempt before any password is checked
+    "django.contrib.auth.backends.ModelBackend",
+]
+# LOGIN_MAX_FAILURES failures of one username from one address mean waiting LOGIN_LOCKOUT_SECONDS; each failure
+# after a wait doubles the next one, up to LOGIN_LOCKOUT_MAX_SECONDS. One address, whatever the usernames, may fail
+# LOGIN_MAX_FAILURES_PER_ADDRESS times within LOGIN_LOCKOUT_SECONDS.
+LOGIN_LOCKOUT_MAX_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_MAX_SECONDS", "86400"))
+LOGIN_MAX_FAILURES_PER_ADDRESS = int(os.environ.get("LOGIN_MAX_FAILURES_PER_ADDRESS", "20"))
+# Reverse proxies in front of the site, each appending to X-Forwarded-For; 0: the client address is REMOTE_ADDR.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+if TRUSTED_PROXY_COUNT < 0 or min(LOGIN_MAX_FAILURES, LOGIN_MAX_FAILURES_PER_ADDRESS, LOGIN_LOCKOUT_SECONDS) < 1:
+    raise RuntimeError("TRUSTED_PROXY_COUNT must be 0 or more, and the LOGIN_ limits 1 or more.")
+AXES_HANDLER = "core.throttle.SignInThrottleHandler"
+AXES_FAILURE_LIMIT = LOGIN_MAX_FAILURES
+AXES_COOLOFF_TIME = timedelta(seconds=LOGIN_LOCKOUT_SECONDS)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_USERNAME_CALLABLE = "core.throttle.normalised_username"
+AXES_CLIENT_IP_CALLABLE = "core.throttle.client_address"
+AXES_LOCKOUT_CALLABLE = "core.throttle.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # no "AXES: BEGIN" banner on every command
+# An attempt refused during a wait is not counted, so the wait a client was told stays true.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXY_COUNT
+
+# API tokens are refused this many days after they were issued (POST /api/token/ then issues a new one).
+API_TOKEN_TTL_DAYS = int(os.environ.get("API_TOKEN_TTL_DAYS", "30"))
+if API_TOKEN_TTL_DAYS < 1:
+    raise RuntimeError("API_TOKEN_TTL_DAYS must be 1 or more.")
+
+# --- Input limits ---------------------------------------------------------------------------------------------
+
+# User JSON (API bodies, imports, uploads) nested deeper than this is refused with a 400 naming the body or line.
+JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", "64"))
+if JSON_MAX_DEPTH < 1:
+    raise RuntimeError("JSON_MAX_DEPTH must be 1 or more.")
+# DRF's parsers with the limits of core.inputs: JSON depth and NUL characters answered 400 naming the field.
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "core.parsers.JSONParser",
+    "core.parsers.FormParser",
+    "core.parsers.MultiPartParser",
+]
+# Before any view, in the user's language: a NUL in the address, query or form (400) and a form body over
+# DATA_UPLOAD_MAX_MEMORY_SIZE (413) are refused with a page, or JSON on /api/.
+MIDDLEWARE.insert(MIDDLEWARE.index("core.middleware.UserLanguageMiddleware") + 1, "core.inputs.InputLimitsMiddleware")

@@ -1,85 +1,60 @@
-"""Login with throttling of failed attempts per username and per client address."""
+"""Signing in: the sign-in page, the admin's sign-in form and the API token endpoint, under one throttle.
+
+django-axes refuses and counts the attempts (``core.throttle``); these views tell a locked-out client how long to
+wait: on the form, or as JSON with 429.
+"""
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest
-from django.utils.translation import gettext as _
-from rest_framework import status
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError as DRFValidationError
+from rest_framework.fields import DateTimeField
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 
-
-def _keys(request: HttpRequest, username: str) -> list[str]:
-    address = request.META.get("REMOTE_ADDR", "unknown")
-    return [f"login-fail:user:{username.strip().lower()}", f"login-fail:ip:{address}"]
-
-
-def login_is_locked(request: HttpRequest, username: str) -> bool:
-    """Return whether too many recent failures lock this username or address out."""
-    limit = settings.LOGIN_MAX_FAILURES
-    return any(cache.get(key, 0) >= limit for key in _keys(request, username))
-
-
-def login_record_failure(request: HttpRequest, username: str) -> None:
-    """Count one failed login for the username and for the address."""
-    for key in _keys(request, username):
-        cache.add(key, 0, timeout=settings.LOGIN_LOCKOUT_SECONDS)
-        try:
-            cache.incr(key)
-        except ValueError:
-            cache.set(key, 1, timeout=settings.LOGIN_LOCKOUT_SECONDS)
-
-
-def login_clear_failures(request: HttpRequest, username: str) -> None:
-    """Forget failures after a successful login."""
-    cache.delete_many(_keys(request, username))
+from core import services, throttle
+from core.tokens import token_expires_at
 
 
 class ThrottledAuthenticationForm(AuthenticationForm):
+    """Django's sign-in form; when the throttle refuses, it says how long to wait instead of "wrong password"."""
+
     def clean(self) -> dict:
-        username = self.data.get("username", "")
-        if login_is_locked(self.request, username):
-            minutes = max(1, settings.LOGIN_LOCKOUT_SECONDS // 60)
-            raise ValidationError(
-                _("Too many failed sign-in attempts. Try again in %(minutes)s minutes.") % {"minutes": minutes},
-                code="throttled",
-            )
         try:
-            cleaned = super().clean()
+            return super().clean()
         except ValidationError:
-            login_record_failure(self.request, username)
-            raise
-        login_clear_failures(self.request, username)
-        return cleaned
+            username = self.cleaned_data.get("username", self.data.get("username"))
+            seconds = throttle.sign_in_wait(self.request, username)
+            if not seconds:
+                raise
+            throttle.mark_throttled(self.request, seconds)
+            raise ValidationError(throttle.wait_message(seconds), code="throttled") from None
 
 
 class ThrottledAdminAuthenticationForm(ThrottledAuthenticationForm, AdminAuthenticationForm):
-    """The admin site's sign-in form, under the same lockout as the app's."""
+    """The admin site's sign-in form, under the same throttle as the site's."""
 
 
 class ThrottledObtainAuthToken(ObtainAuthToken):
-    """Issue API tokens under the same per-username and per-address lockout as the sign-in page."""
+    """Issue the user's API token (a new one once it has expired) under the same throttle as the sign-in page."""
 
     def post(self, request: Request, *args: object, **kwargs: object) -> Response:
-        username = str(request.data.get("username", ""))
-        if login_is_locked(request._request, username):
-            minutes = max(1, settings.LOGIN_LOCKOUT_SECONDS // 60)
-            message = _("Too many failed sign-in attempts. Try again in %(minutes)s minutes.") % {"minutes": minutes}
-            return Response({"detail": message}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+        serializer = self.get_serializer(data=request.data)
         try:
-            response = super().post(request, *args, **kwargs)
+            serializer.is_valid(raise_exception=True)
         except DRFValidationError:
-            login_record_failure(request._request, username)
-            raise
-        login_clear_failures(request._request, username)
-        return response
+            data = request.data if hasattr(request.data, "get") else {}
+            seconds = throttle.sign_in_wait(request, data.get("username"))
+            if not seconds:
+                raise
+            response = Response({"detail": throttle.wait_message(seconds)})
+            return throttle.throttled(response, seconds)
+        token = services.api_token_issue(user=serializer.validated_data["user"])
+        return Response({"token": token.key, "expires": DateTimeField().to_representation(token_expires_at(token))})
 
 
 class LoginView(auth_views.LoginView):
@@ -89,5 +64,10 @@ class LoginView(auth_views.LoginView):
 
 
 class TokenThrottle(AnonRateThrottle):
+    """At most twice ``LOGIN_MAX_FAILURES`` token requests a minute per client address, right or wrong."""
+
     def get_rate(self) -> str:
         return f"{settings.LOGIN_MAX_FAILURES * 2}/min"
+
+    def get_ident(self, request: Request) -> str:
+        return throttle.client_address(request) or ""

@@ -7,7 +7,7 @@ Content is a mapping from language code to that language's version of the item:
 - ``open_prompt``: ``{"context": str, "prompt": str}``
 
 Answer keys are 0-based option indices and belong to each language, because option order may differ.
-Shape errors (wrong types, unknown fields, oversize text) make content unusable and are refused.
+Shape errors (wrong types, unknown fields, oversize text, a NUL character) make content unusable and are refused.
 Parity issues (a language missing, versions that disagree structurally, a missing or out-of-range key)
 are real states of work in progress: they are stored with the revision and shown to experts.
 """
@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 from django.utils.translation import gettext as _
 
 from core.canonical import canonical_json
+from core.inputs import NUL, nul_reason
 
 LANGUAGES = ("en", "zh")
 LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
@@ -137,6 +138,8 @@ def _check_text(value: object, path: str, max_chars: int, *, allow_empty: bool) 
         ]
     if not allow_empty and not value.strip():
         return [ContentError(path, _("must not be empty"))]
+    if NUL in value:
+        return [ContentError(path, nul_reason())]
     return []
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from django.utils.translation import gettext as _
 
 from core.canonical import canonical_json
+from core.inputs import InputRefused, parse_json
 from items.content import KINDS, validate_content
 
 FORMAT = "eistudio-item/1"
@@ -72,7 +73,11 @@ class ItemRecord:
 
 
 def read_jsonl(data: bytes, *, max_line_bytes: int) -> tuple[list[tuple[int, dict]], list[LineError]]:
-    """Split raw bytes into (line number, object) pairs; blank lines are skipped."""
+    """Split raw bytes into (line number, object) pairs; blank lines are skipped.
+
+    A line nested deeper than ``JSON_MAX_DEPTH`` or with a NUL character in any text is an error naming the line
+    (and the field holding the NUL), as a malformed one is (``core.inputs.parse_json``).
+    """
     rows: list[tuple[int, dict]] = []
     errors: list[LineError] = []
     for number, raw in enumerate(data.split(b"\n"), start=1):
@@ -93,7 +98,10 @@ def read_jsonl(data: bytes, *, max_line_bytes: int) -> tuple[list[tuple[int, dic
             errors.append(LineError(number, "line", _("invalid UTF-8 at byte %(byte)s") % {"byte": exc.start}))
             continue
         try:
-            obj = json.loads(text)
+            obj = parse_json(text)
+        except InputRefused as exc:
+            errors.append(LineError(number, exc.field or "line", exc.reason))
+            continue
         except json.JSONDecodeError as exc:
             message = _("malformed JSON: %(error)s at column %(column)s") % {"error": exc.msg, "column": exc.colno}
             errors.append(LineError(number, "line", message))

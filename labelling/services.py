@@ -7,10 +7,12 @@ from collections import Counter
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.errors import ServiceError
+from core.inputs import NUL, nul_sentence
 from items.interchange import LineError, read_jsonl
 from items.models import Benchmark, Dimension, Item
 from items.services import ImportFailed
@@ -30,6 +32,16 @@ def responses_import(*, data: bytes, user: AbstractBaseUser | None) -> dict:
     A response already stored with the same text is left alone; a different text for the same item, language
     and model is an error (responses are evidence and are not silently replaced).
     """
+    try:
+        with transaction.atomic():
+            return _responses_store(data=data, user=user)
+    except IntegrityError:
+        # Another import stored some of these responses at the same moment (the same file sent twice): read the
+        # stored responses again, now committed, and compare with them as if this import had come second.
+        return _responses_store(data=data, user=user)
+
+
+def _responses_store(*, data: bytes, user: AbstractBaseUser | None) -> dict:
     rows, errors = read_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES)
     items = {i.uid: i for i in Item.objects.filter(uid__in=[str(r.get("item")) for _, r in rows])}
     existing = {
@@ -168,7 +180,12 @@ def comparison_set_build(
         created_by=user,
     )
     comparison_set.full_clean()
-    comparison_set.save()
+    try:
+        # A set of the same name built at the same moment passed the check above too; the database decides.
+        with transaction.atomic():
+            comparison_set.save()
+    except IntegrityError as exc:
+        raise ValidationError(_("A comparison set named %(name)s already exists.") % {"name": name}) from exc
     comparison_set.experts.set(experts)
     chosen = []
     for key in sorted(strata):
@@ -204,8 +221,16 @@ def comparison_set_build(
     return comparison_set
 
 
+class LabelConflict(ServiceError):
+    """The expert already labelled the comparison with another verdict; labels are evidence and are not replaced."""
+
+    status_code = 409
+    code = "label_conflict"
+
+
 def _assignment(comparison: Comparison, expert: AbstractBaseUser) -> LabelAssignment:
-    assignment = LabelAssignment.objects.filter(comparison=comparison, expert=expert).first()
+    # Locked, so that simultaneous submissions of one assignment take turns: each sees the label stored before it.
+    assignment = LabelAssignment.objects.select_for_update().filter(comparison=comparison, expert=expert).first()
     if assignment is None:
         raise ValidationError(_("This comparison is not assigned to you."))
     return assignment
@@ -220,10 +245,12 @@ def label_submit(
     margin: int | None,
     rationale: str = "",
 ) -> ExpertLabel:
-    """Record an expert's verdict as seen on screen, stored in canonical orientation with the order shown."""
+    """Record an expert's verdict as seen on screen, stored in canonical orientation with the order shown.
+
+    Submitting the stored verdict again (a double click, a retried request) returns the stored label; a different
+    verdict raises ``LabelConflict``: a label is given once and never replaced.
+    """
     assignment = _assignment(comparison, expert)
-    if ExpertLabel.objects.filter(assignment=assignment).exists():
-        raise ValidationError(_("You already labelled this comparison."))
     try:
         score = canonical_score(shown_order=assignment.shown_order, winner=winner, margin=margin)
     except ValueError as exc:
@@ -234,6 +261,13 @@ def label_submit(
         }
         key = "tie" if "tie has" in str(exc) else "margin" if "margin" in str(exc) else "winner"
         raise ValidationError(messages[key]) from exc
+    if NUL in rationale:
+        raise ValidationError(nul_sentence(_("rationale")))
+    stored = ExpertLabel.objects.filter(assignment=assignment).first()
+    if stored is not None:
+        if stored.score == score and stored.rationale == rationale.strip():
+            return stored
+        raise LabelConflict(_("You already labelled this comparison."))
     seconds = None
     if assignment.first_viewed_at:
         seconds = max(0, int((timezone.now() - assignment.first_viewed_at).total_seconds()))

@@ -112,7 +112,7 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
             status=403,
         )
     comparison = assignment_obj.comparison
-    error = ""
+    error, status = "", 200
     if request.method == "POST":
         margin_raw = request.POST.get("margin") or ""
         try:
@@ -125,9 +125,11 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
                 rationale=request.POST.get("rationale", ""),
             )
         except ValueError:
-            error = _("Choose a margin from + to +++++.")
+            error, status = _("Choose a margin from + to +++++."), 400
+        except comparisons.LabelConflict as exc:
+            error, status = str(exc), 409
         except ValidationError as exc:
-            error = " ".join(exc.messages)
+            error, status = " ".join(exc.messages), 400
         else:
             nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
             if nxt is None:
@@ -171,5 +173,5 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
             "posted": request.POST if request.method == "POST" else {},
             "margins": [(m, plus_string(m)) for m in range(1, 6)],
         },
-        status=400 if error else 200,
+        status=status,
     )

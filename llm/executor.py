@@ -6,23 +6,26 @@ It uses the ``openai`` async client with its own retries switched off, so that e
 """
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import random
 import re
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import httpx2
 import openai
 
+from core.inputs import json_too_deep_at
 from llm.calls import CHAT, idempotency_key, response_text, usage_tokens
-from llm.parsers import Parser
+from llm.parsers import REPLY_MAX_DEPTH, Parser
 
 TRANSIENT = {"rate_limited", "server_error", "timeout", "connection", "other_transient"}
 # Errors that say the endpoint itself is wrong, not this one request: a run stops at the first one.
-ENDPOINT_ERRORS = {"auth", "not_found", "invalid_response", "missing_key"}
+ENDPOINT_ERRORS = {"auth", "not_found", "invalid_response", "missing_key", "key_not_allowed"}
 RAW_EXCERPT_CHARS = 2000
 
 
@@ -209,12 +212,21 @@ def classify_exception(exc: BaseException, *, base_url: str) -> Failure:
 def read_reply(response: httpx2.Response, api_style: str) -> tuple[dict, str] | Failure:
     """Decode a 2xx reply into (JSON, text), or explain why it is not an OpenAI-style reply."""
     content_type = response.headers.get("content-type", "")
-    raw = response.text
+    # PostgreSQL stores no NUL character: one in a reply (raw or escaped) becomes U+FFFD, the replacement character.
+    raw = response.text.replace("\x00", "\ufffd").replace("\\u0000", "\\ufffd")
     if "html" in content_type or raw.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
         return Failure(
             "invalid_response",
             f"The server answered with an HTML page, not JSON (HTTP {response.status_code}): check that the base "
             f"URL is the API root, usually ending in /v1. Page starts: {_text_of(raw, 120)!r}",
+            response.status_code,
+            raw=raw[:RAW_EXCERPT_CHARS],
+        )
+    if json_too_deep_at(raw, REPLY_MAX_DEPTH) is not None:
+        return Failure(
+            "invalid_response",
+            f"The server answered with JSON nested more than {REPLY_MAX_DEPTH} levels deep "
+            f"(HTTP {response.status_code}): {raw[:200]!r}",
             response.status_code,
             raw=raw[:RAW_EXCERPT_CHARS],
         )
@@ -252,15 +264,36 @@ def http_client_class() -> type[httpx2.AsyncClient]:
     return openai.DefaultAioHttpClient
 
 
-class Executor:
-    """Send ``CallSpec``s to one endpoint, at most ``max_concurrency`` at a time and ``rpm_limit`` a minute."""
+class LocalGate:
+    """The endpoint's limits within this process only: a semaphore and evenly spaced starts.
 
-    def __init__(self, config: EndpointConfig, *, rng: random.Random | None = None) -> None:
+    For single calls (``call_make``, *Test connection*); runs pass the executor a ``llm.limits.SharedGate``, which
+    holds the limits across every worker.
+    """
+
+    def __init__(self, max_concurrency: int, rpm: int) -> None:
+        self.semaphore = asyncio.Semaphore(max_concurrency)
+        self.limiter = RateLimiter(rpm)
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        async with self.semaphore:
+            await self.limiter.wait()
+            yield
+
+
+class Executor:
+    """Send ``CallSpec``s to one endpoint, at most ``max_concurrency`` at a time and ``rpm_limit`` a minute.
+
+    The limits are enforced by ``gate`` (anything with an async context manager ``slot()``): by default a
+    ``LocalGate`` for this process alone.
+    """
+
+    def __init__(self, config: EndpointConfig, *, rng: random.Random | None = None, gate: object = None) -> None:
         self.config = config
         self.rng = rng or random.Random()
-        self.limiter = RateLimiter(config.rpm_limit)
+        self.gate = gate or LocalGate(config.max_concurrency, config.rpm_limit)
         self.path = "/chat/completions" if config.api_style == CHAT else "/completions"
-        self.semaphore = asyncio.Semaphore(config.max_concurrency)
         self.client: openai.AsyncOpenAI | None = None
 
     async def __aenter__(self) -> "Executor":
@@ -288,8 +321,7 @@ class Executor:
         return headers
 
     async def _send_once(self, spec: CallSpec, send: int) -> tuple[httpx2.Response | None, Failure | None, float]:
-        async with self.semaphore:
-            await self.limiter.wait()
+        async with self.gate.slot():
             started = time.monotonic()
             try:
                 response = await self.client.post(

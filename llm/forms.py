@@ -1,11 +1,11 @@
 """Forms for the LLM pages: endpoints and starting a run from a JSONL file of prompts."""
 
-import json
 
 from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 
+from core.inputs import parse_json
 from llm import parsers
 from llm.models import Endpoint, Run
 from llm.services import ENDPOINT_FIELDS
@@ -62,8 +62,8 @@ def read_prompts(data: bytes) -> list[dict]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except ValueError as exc:
+            value = parse_json(line)
+        except ValueError as exc:  # bad JSON, or refused by core.inputs (too deep, a NUL character)
             raise forms.ValidationError(
                 _("Line %(line)s is not valid JSON: %(error)s") % {"line": number, "error": exc}
             ) from exc

@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from llm.keys import validate_api_key_env
+
 ENV_NAME_VALIDATOR = RegexValidator(
     r"^[A-Za-z_][A-Za-z0-9_]*$",
     _("Enter the name of an environment variable (letters, digits and underscores), not the key itself."),
@@ -45,8 +47,11 @@ class Endpoint(models.Model):
         _("API key environment variable"),
         max_length=100,
         blank=True,
-        validators=[ENV_NAME_VALIDATOR],
-        help_text=_("Name of the environment variable holding the key, e.g. OPENAI_API_KEY. Empty: no key needed."),
+        validators=[ENV_NAME_VALIDATOR, validate_api_key_env],
+        help_text=_(
+            "Name of the environment variable holding the key, e.g. OPENAI_API_KEY; it must end in _API_KEY (setting "
+            "LLM_API_KEY_ENV_PATTERN) and may not be a Django setting. Empty: no key needed."
+        ),
     )
     temperature = models.FloatField(
         _("temperature"), null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(2)]
@@ -70,10 +75,10 @@ class Endpoint(models.Model):
         _("maximum concurrency"),
         default=8,
         validators=[MinValueValidator(1), MaxValueValidator(1024)],
-        help_text=_("Requests in flight at once, per worker process."),
+        help_text=_("Requests in flight at once, across all workers."),
     )
     rpm_limit = models.PositiveIntegerField(
-        _("requests per minute"), default=0, help_text=_("Per worker process; 0 means no limit.")
+        _("requests per minute"), default=0, help_text=_("Across all workers; 0 means no limit.")
     )
     timeout_seconds = models.FloatField(
         _("timeout (seconds)"), default=120, validators=[MinValueValidator(0.1), MaxValueValidator(3600)]
@@ -159,6 +164,7 @@ class LLMCall(models.Model):
         NOT_FOUND = "not_found", _("not found (404)")
         INVALID_RESPONSE = "invalid_response", _("invalid response")
         MISSING_KEY = "missing_key", _("API key not set")
+        KEY_NOT_ALLOWED = "key_not_allowed", _("API key variable not allowed")
         UNPARSED = "unparsed", _("unparseable content")
         OTHER = "other", _("other error")
 
@@ -390,3 +396,62 @@ class RunItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}:{self.key}"
+
+
+class EndpointSlot(models.Model):
+    """One of an endpoint's ``max_concurrency`` request slots, held by one worker for a renewable lease.
+
+    A request may be in flight only under a slot its worker holds, so the limit holds across every worker process
+    and machine; a crashed worker's slots expire with their lease (``llm.limits``).
+    """
+
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="slots", db_index=False)
+    number = models.PositiveIntegerField(_("number"))
+    holder = models.CharField(_("holder"), max_length=100, blank=True)
+    expires_at = models.DateTimeField(_("expires at"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["endpoint", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "number"], name="endpointslot_number_unique_per_endpoint"),
+            models.CheckConstraint(
+                condition=Q(holder="") | Q(expires_at__isnull=False), name="endpointslot_held_slot_expires"
+            ),
+        ]
+        verbose_name = _("endpoint slot")
+        verbose_name_plural = _("endpoint slots")
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id}#{self.number}"
+
+
+class EndpointPace(models.Model):
+    """When the next request to an endpoint may start, shared by every worker to keep its ``rpm_limit``."""
+
+    endpoint = models.OneToOneField(Endpoint, on_delete=models.CASCADE, primary_key=True, related_name="pace")
+    next_start_at = models.DateTimeField(_("next start at"))
+
+    class Meta:
+        verbose_name = _("endpoint pace")
+        verbose_name_plural = _("endpoint paces")
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id}@{self.next_start_at}"
+
+
+class WorkerHeartbeat(models.Model):
+    """A live ``db_worker`` process: it stamps ``seen_at`` every few seconds; a stale row is a dead worker."""
+
+    worker_id = models.CharField(_("worker id"), max_length=64, unique=True)
+    hostname = models.CharField(_("host"), max_length=255, blank=True)
+    pid = models.PositiveIntegerField(_("process id"), null=True, blank=True)
+    started_at = models.DateTimeField(_("started at"))
+    seen_at = models.DateTimeField(_("last seen at"))
+
+    class Meta:
+        ordering = ["worker_id"]
+        verbose_name = _("worker heartbeat")
+        verbose_name_plural = _("worker heartbeats")
+
+    def __str__(self) -> str:
+        return self.worker_id

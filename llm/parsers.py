@@ -11,6 +11,11 @@ from collections.abc import Callable
 
 from django.utils.translation import gettext as _
 
+from core.inputs import json_too_deep_at, nul_path
+
+# JSON from an endpoint nested deeper than this is refused before parsing (Python's parser would overflow its stack).
+REPLY_MAX_DEPTH = 512
+
 Parser = Callable[[str, dict], object]
 
 _REGISTRY: dict[str, Parser] = {}
@@ -63,7 +68,7 @@ def parse_json(text: str, response: dict) -> object:
     for candidate in candidates:
         candidate = candidate.strip()
         try:
-            return json.loads(candidate)
+            return _loads(candidate)
         except ValueError:
             pass
         starts = [i for i in (candidate.find("{"), candidate.find("[")) if i >= 0]
@@ -74,10 +79,20 @@ def parse_json(text: str, response: dict) -> object:
         end = candidate.rfind(closing)
         if end > start:
             try:
-                return json.loads(candidate[start : end + 1])
+                return _loads(candidate[start : end + 1])
             except ValueError:
                 pass
     raise ParseError("the reply holds no valid JSON object or array")
+
+
+def _loads(text: str) -> object:
+    """``json.loads`` for a model's text: too deep or holding a NUL character is a ValueError, like bad JSON."""
+    if json_too_deep_at(text, REPLY_MAX_DEPTH) is not None:
+        raise ValueError(f"JSON nested more than {REPLY_MAX_DEPTH} levels deep")
+    value = json.loads(text)
+    if nul_path(value) is not None:
+        raise ValueError("JSON holding a NUL character")
+    return value
 
 
 ANSWER_RE = re.compile(r"(?:answer|choice|option|答案|选项|选择)\s*(?:is|:|：|为|是)?\s*\(?\[?([A-L])\b", re.IGNORECASE)

@@ -10,17 +10,37 @@ from django.conf import settings
 from llm import parsers
 from llm.calls import call_cost
 from llm.executor import CallOutcome, EndpointConfig
+from llm.keys import api_key_env_problem
 from llm.models import Endpoint, LLMCall
 
 
-class MissingKey(Exception):
+class KeyProblem(Exception):
+    """The endpoint's key cannot be used: ``error_kind`` says why (recorded on calls and reports)."""
+
+    error_kind = "missing_key"
+
+
+class MissingKey(KeyProblem):
     """The environment variable an endpoint names is not set in this process."""
+
+
+class KeyNotAllowed(KeyProblem):
+    """The endpoint names a variable no endpoint may use (``llm.keys``): it is never read, nothing is sent."""
+
+    error_kind = "key_not_allowed"
 
 
 def endpoint_config(
     endpoint: Endpoint, *, timeout: float | None = None, max_retries: int | None = None
 ) -> EndpointConfig:
-    """Return the executor settings of an endpoint, reading its key from the environment of this process."""
+    """Return the executor settings of an endpoint, reading its key from the environment of this process.
+
+    Raise ``KeyNotAllowed`` for a variable the rule of ``llm.keys`` refuses (a row stored before the rule, or
+    edited in the database), before reading it.
+    """
+    problem = api_key_env_problem(endpoint.api_key_env)
+    if problem:
+        raise KeyNotAllowed(problem)
     api_key = ""
     if endpoint.api_key_env:
         api_key = os.environ.get(endpoint.api_key_env, "")

@@ -11,10 +11,18 @@ worker that takes over sends the same key again; a provider that honours idempot
 returns the stored reply without billing it twice. See docs/llm.md for providers that do not.
 
 The event loop runs in the worker's main thread; every database access goes through one extra thread, so the
-ORM is never touched from async code and one connection serves the whole task.
+ORM is never touched from async code and one connection serves the whole task. A lost database connection does
+not fail the run: each database step is run again after reconnecting (``llm.recovery.retry_database``), with the
+worker's own bookkeeping put back as it was before the failed step. If the database stays away for longer than
+``LLM_WORKER_DB_RETRY_SECONDS``, the task gives up, releases nothing and leaves the run running: its leases
+expire and a live worker queues the run again.
+
+Requests are admitted by a ``llm.limits.SharedGate``, so the endpoint's concurrency and rate limits hold across
+every worker.
 """
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import os
@@ -24,6 +32,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
@@ -34,7 +43,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from llm import parsers
+from llm import limits, parsers, recovery
 from llm.bulk import update_rows
 from llm.executor import CallOutcome, CallSpec, EndpointConfig, Executor
 from llm.lifecycle import run_transition
@@ -42,7 +51,7 @@ from llm.models import LLMCall, Run, RunChunk, RunItem
 from llm.recording import (
     CALL_OUTCOME_FIELDS,
     CallState,
-    MissingKey,
+    KeyProblem,
     endpoint_config,
     json_safe,
     merge_outcome,
@@ -67,6 +76,9 @@ class Lease:
     pending: int  # distinct calls of this chunk still to store
     items_by_call: dict[int, list[int]] = field(default_factory=dict)
     items_left_pending: bool = False
+
+    def copy(self) -> "Lease":
+        return dataclasses.replace(self, items_by_call=dict(self.items_by_call))
 
 
 @dataclass
@@ -95,6 +107,15 @@ class RunWorker:
         self.stop_requested = False
         self.previous_handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
         self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-db")
+        # After a flush that failed, its commit may still have happened: the next flush checks what it stored.
+        self.verify_next_flush = False
+        self.gate = limits.SharedGate(
+            limit=config.max_concurrency,
+            rpm=config.rpm_limit,
+            lease_seconds=self.lease_seconds,
+            hold=self._hold_slots,
+            reserve=self._reserve_starts,
+        )
 
     # --- database side (always in the db thread) ------------------------------------------------------------
 
@@ -102,7 +123,20 @@ class RunWorker:
         return Q(status=RunChunk.Status.PENDING) | Q(status=RunChunk.Status.LEASED, lease_expires_at__lt=now)
 
     def claim(self) -> tuple[Lease, list[CallSpec]] | None:
-        """Lease the next available chunk and prepare it: cache hits are stored at once, the rest returned."""
+        """Lease the next available chunk and prepare it: cache hits are stored at once, the rest returned.
+
+        If the database fails, the chunk is forgotten here; should its lease have been committed after all, the
+        lease expires unrenewed and the chunk is claimed again.
+        """
+        before = set(self.leases)
+        try:
+            return self._claim()
+        except recovery.DATABASE_ERRORS:
+            for chunk_id in set(self.leases) - before:
+                del self.leases[chunk_id]
+            raise
+
+    def _claim(self) -> tuple[Lease, list[CallSpec]] | None:
         with transaction.atomic():
             now = timezone.now()
             if not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).exists():
@@ -248,7 +282,38 @@ class RunWorker:
             run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
 
     def flush(self, outcomes: list[CallOutcome]) -> FlushResult:
-        """Store outcomes and renew leases in one transaction; report the run's status and any lost leases."""
+        """Store outcomes and renew leases in one transaction; report the run's status and any lost leases.
+
+        If the database fails, this worker's bookkeeping is put back as it was, so that the same flush can run
+        again after reconnecting; that next flush first looks up which outcomes the failed one stored after all
+        (its commit may have succeeded unseen), so nothing is counted twice.
+        """
+        leases = {chunk_id: lease.copy() for chunk_id, lease in self.leases.items()}
+        calls = {cid: dataclasses.replace(self.calls[cid]) for cid in {o.spec.ident[1] for o in outcomes}}
+        lost, succeeded = set(self.lost), self.succeeded_here
+        try:
+            result = self._flush(outcomes)
+        except recovery.DATABASE_ERRORS:
+            self.leases, self.lost, self.succeeded_here = leases, lost, succeeded
+            self.calls.update(calls)
+            self.verify_next_flush = True
+            raise
+        self.verify_next_flush = False
+        return result
+
+    def _stored_already(self, outcomes: list[CallOutcome]) -> set[int]:
+        """Return the calls among ``outcomes`` whose items are no longer pending: an unseen commit stored them."""
+        first_items = {}
+        for outcome in outcomes:
+            chunk_id, call_id = outcome.spec.ident
+            lease = self.leases.get(chunk_id)
+            item_ids = lease.items_by_call.get(call_id) if lease else None
+            if item_ids:
+                first_items[item_ids[0]] = call_id
+        stored = RunItem.objects.filter(pk__in=list(first_items)).exclude(status=RunItem.Status.PENDING)
+        return {first_items[pk] for pk in stored.values_list("pk", flat=True)}
+
+    def _flush(self, outcomes: list[CallOutcome]) -> FlushResult:
         with transaction.atomic():
             now = timezone.now()
             expires = now + timedelta(seconds=self.lease_seconds)
@@ -262,6 +327,7 @@ class RunWorker:
                     )
                     self.lost.add(chunk_id)
                     del self.leases[chunk_id]
+            stored = self._stored_already(outcomes) if self.verify_next_flush else set()
             calls: list[dict] = []
             items: list[dict] = []
             done = failed = 0
@@ -275,13 +341,16 @@ class RunWorker:
                     continue
                 state = self.calls[call_id]
                 cost = outcome_cost(outcome, self.endpoint)
-                calls.append({"pk": call_id, **merge_outcome(state, outcome, cost)})
+                values = merge_outcome(state, outcome, cost)
                 item_ids = lease.items_by_call.pop(call_id, [])
                 lease.pending -= 1
                 if lease.pending == 0:
                     finished_chunks.append(chunk_id)
                 if outcome.received:
                     self.succeeded_here += 1
+                if call_id in stored:
+                    continue
+                calls.append({"pk": call_id, **values})
                 if self._endpoint_broken(outcome):
                     # The items stay pending: once the endpoint is fixed, resuming the run sends them again.
                     broken = broken or outcome.error
@@ -334,13 +403,33 @@ class RunWorker:
         return run.done > run.cached
 
     def release(self) -> None:
-        """Give back unfinished chunks so that another worker (or a resume) can take them at once."""
+        """Give back unfinished chunks and the endpoint's slots so that other workers can take them at once."""
         with transaction.atomic():
             for chunk_id, lease in self.leases.items():
                 RunChunk.objects.filter(pk=chunk_id, lease_owner=self.owner, claims=lease.token).exclude(
                     status=RunChunk.Status.DONE
                 ).update(status=RunChunk.Status.PENDING, lease_owner="", lease_expires_at=None)
-            self.leases.clear()
+            limits.slots_release(endpoint_id=self.endpoint.pk, owner=self.owner)
+        self.leases.clear()
+
+    async def _hold_slots(self, want: int) -> int:
+        return await self._db(
+            functools.partial(
+                limits.slots_hold,
+                endpoint_id=self.endpoint.pk,
+                owner=self.owner,
+                limit=self.config.max_concurrency,
+                want=want,
+                lease_seconds=self.lease_seconds,
+            )
+        )
+
+    async def _reserve_starts(self, count: int) -> float:
+        return await self._db(
+            functools.partial(
+                limits.starts_reserve, endpoint_id=self.endpoint.pk, rpm=self.config.rpm_limit, count=count
+            )
+        )
 
     def state(self) -> tuple[str, int]:
         """Return the run's status and how many of its chunks are not done."""
@@ -367,7 +456,9 @@ class RunWorker:
             previous(signum, None)
 
     async def _db(self, function: object, *args: object) -> object:
-        return await asyncio.get_running_loop().run_in_executor(self.db_thread, function, *args)
+        """Run a database step in the database thread, again after reconnecting if the connection fails."""
+        step = functools.partial(recovery.retry_database, functools.partial(function, *args), what=f"Run {self.run_id}")
+        return await asyncio.get_running_loop().run_in_executor(self.db_thread, step)
 
     async def main(self) -> None:
         inflight: set[asyncio.Task] = set()
@@ -382,8 +473,9 @@ class RunWorker:
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, self._request_stop, signum, self.previous_handlers.get(signum))
-        async with Executor(self.config) as executor:
+        async with Executor(self.config, gate=self.gate) as executor:
             while True:
+                await self.gate.maintain()
                 if self.stop_requested and not stopping:
                     stopping = True
                 while not stopping and more_chunks and len(inflight) < target:
@@ -429,7 +521,8 @@ class RunWorker:
 
     def close(self) -> None:
         def close_connections() -> None:
-            connections.close_all()
+            with suppress(Exception):
+                connections.close_all()
 
         self.db_thread.submit(close_connections).result()
         self.db_thread.shutdown(wait=True)
@@ -438,48 +531,57 @@ class RunWorker:
 def run_work(*, run_id: int, owner: str | None = None) -> str:
     """Work on a run until it is done, paused, cancelled or failed, or other workers hold the rest; return its status.
 
-    Never raises for a provider's errors: they are recorded on the calls, items and run.
+    Never raises for a provider's errors: they are recorded on the calls, items and run. Raises
+    ``llm.recovery.DatabaseUnavailable`` when the database stays out of reach, leaving the run running.
     """
     owner = owner or worker_identity()
-    now = timezone.now()
-    run_transition(run_id=run_id, to=Run.Status.RUNNING, started_at=Coalesce(F("started_at"), now), heartbeat_at=now)
-    run = Run.objects.select_related("endpoint").get(pk=run_id)
+    retry = functools.partial(recovery.retry_database, what=f"Run {run_id}")
+
+    def start() -> Run:
+        now = timezone.now()
+        started = Coalesce(F("started_at"), now)
+        run_transition(run_id=run_id, to=Run.Status.RUNNING, started_at=started, heartbeat_at=now)
+        return Run.objects.select_related("endpoint").get(pk=run_id)
+
+    run = retry(start)
     if run.status != Run.Status.RUNNING:
         return run.status
     try:
         config = endpoint_config(run.endpoint)
         parsers.get(run.parser)
-    except (MissingKey, KeyError) as exc:
+    except (KeyProblem, KeyError) as exc:
         message = str(exc).strip('"')
-        run_transition(run_id=run_id, to=Run.Status.FAILED, error=message, finished_at=timezone.now())
+        retry(lambda: run_transition(run_id=run_id, to=Run.Status.FAILED, error=message, finished_at=timezone.now()))
         return Run.Status.FAILED
     worker = RunWorker(run, config, owner)
-    interrupted = False
+    interrupted = database_lost = False
     try:
         asyncio.run(worker.main())
     except (KeyboardInterrupt, SystemExit):
         interrupted = True
         raise
+    except (recovery.DatabaseUnavailable, *recovery.DATABASE_ERRORS):
+        # Release nothing and record nothing: the leases expire, and a live worker queues the run again.
+        database_lost = True
+        logger.error("Run %s: worker %s lost the database; the run stays running for other workers", run_id, owner)
+        raise
     except Exception as exc:
         logger.exception("Run %s: worker %s stopped by an unexpected error", run_id, owner)
-        run_transition(
-            run_id=run_id,
-            to=Run.Status.FAILED,
-            error=f"Internal error in worker {owner}: {type(exc).__name__}: {exc}",
-            finished_at=timezone.now(),
-        )
+        error = f"Internal error in worker {owner}: {type(exc).__name__}: {exc}"
+        retry(lambda: run_transition(run_id=run_id, to=Run.Status.FAILED, error=error, finished_at=timezone.now()))
         raise
     finally:
         for signum, handler in worker.previous_handlers.items():
             if threading.current_thread() is threading.main_thread() and handler is not None:
                 signal.signal(signum, handler)
         try:
-            worker.db_thread.submit(worker.release).result()
+            if not database_lost:
+                worker.db_thread.submit(retry, worker.release).result()
         finally:
             worker.close()
-        if interrupted or worker.stop_requested:
-            _continue_later(run_id)
-    return Run.objects.values_list("status", flat=True).get(pk=run_id)
+        if (interrupted or worker.stop_requested) and not database_lost:
+            retry(lambda: _continue_later(run_id))
+    return retry(lambda: Run.objects.values_list("status", flat=True).get(pk=run_id))
 
 
 def _continue_later(run_id: int) -> None:

@@ -54,12 +54,15 @@ def run_results(*, run: Run) -> list[dict]:
 
 
 def run_is_stalled(*, run: Run, now: object = None) -> bool:
-    """Return whether a running run has shown no sign of a live worker for two lease periods."""
+    """Return whether a running run has shown no sign of a live worker for ``LLM_STALL_SECONDS``.
+
+    Workers queue such runs again on their own (``llm.recovery``); Resume does the same by hand.
+    """
     if run.status != Run.Status.RUNNING:
         return False
     now = now or timezone.now()
     last = run.heartbeat_at or run.started_at or run.created_at
-    return last is not None and now - last > timedelta(seconds=2 * settings.LLM_LEASE_SECONDS + 10)
+    return last is not None and now - last > timedelta(seconds=settings.LLM_STALL_SECONDS)
 
 
 def run_progress(*, run: Run) -> dict:

@@ -5,6 +5,7 @@ import os
 from rest_framework import serializers
 
 from llm import parsers, selectors
+from llm.keys import api_key_env_status
 from llm.models import Endpoint, LLMCall, Run, RunItem
 from llm.services import ENDPOINT_FIELDS
 
@@ -18,7 +19,7 @@ class EndpointSerializer(serializers.ModelSerializer):
         read_only_fields = ["id", "api_key_set", "created_at", "updated_at"]
 
     def get_api_key_set(self, endpoint: Endpoint) -> bool:
-        return bool(endpoint.api_key_env and os.environ.get(endpoint.api_key_env))
+        return api_key_env_status(endpoint.api_key_env, os.environ) == "set"
 
 
 class ConnectionReportSerializer(serializers.Serializer):

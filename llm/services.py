@@ -20,7 +20,7 @@ from llm.bulk import insert_rows
 from llm.calls import RequestError, build_request, request_hash, rough_request_cost
 from llm.executor import CallSpec, execute_all
 from llm.models import Endpoint, LLMCall, Run, RunChunk, RunItem
-from llm.recording import CallState, MissingKey, endpoint_config, merge_outcome, outcome_cost, parse_cached
+from llm.recording import CallState, KeyProblem, endpoint_config, merge_outcome, outcome_cost, parse_cached
 
 ENDPOINT_FIELDS = (
     "name",
@@ -115,8 +115,8 @@ def endpoint_test_connection(*, endpoint: Endpoint) -> ConnectionReport:
     """Send one tiny request (no retries) and report the latency, or what is wrong, in plain words."""
     try:
         config = endpoint_config(endpoint, timeout=min(endpoint.timeout_seconds, 30.0), max_retries=0)
-    except MissingKey as exc:
-        return ConnectionReport(ok=False, message=str(exc), error_kind="missing_key")
+    except KeyProblem as exc:
+        return ConnectionReport(ok=False, message=str(exc), error_kind=exc.error_kind)
     if endpoint.api_style == Endpoint.ApiStyle.CHAT:
         request = build_request(
             api_style=endpoint.api_style,
@@ -208,9 +208,9 @@ def call_make(
             retries -= 1
     try:
         config = endpoint_config(endpoint)
-    except MissingKey as exc:
+    except KeyProblem as exc:
         LLMCall.objects.filter(pk=call.pk).update(
-            status=LLMCall.Status.FAILED, error_kind=LLMCall.ErrorKind.MISSING_KEY, error=str(exc)
+            status=LLMCall.Status.FAILED, error_kind=exc.error_kind, error=str(exc)
         )
         call.refresh_from_db()
         return CallResult(call, None, cached=False)

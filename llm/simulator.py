@@ -8,6 +8,10 @@ Billing is simulated honestly: every 200 reply is one billable request, counted 
 request body when the client sends none). A request repeating a key that already has a reply gets the stored
 reply again, marked ``Idempotent-Replayed: true``, and is not billed again. ``GET /_sim/stats`` shows the counts.
 
+It also counts requests in flight (the most at once: ``max_in_flight``) and requests per minute (the most in
+any 60-second window; ``?window=S`` adds the most in any window of S seconds), so that tests can check the
+endpoint limits that workers share.
+
 Paths: ``/v1/chat/completions``, ``/v1/completions``, ``/v1/models``; the same under ``/html/``, ``/badjson/`` or
 ``/unauthorized/`` for a server that answers with an HTML page, broken JSON or 401. Admin: ``GET /_sim/stats``,
 ``POST /_sim/reset``, ``GET|POST /_sim/config`` (JSON with any of the fault and latency settings).
@@ -31,6 +35,7 @@ logger = logging.getLogger("llm.simulator")
 FINGERPRINT = "eistudio-simulator"
 MAX_BODY_BYTES = 20 * 1024 * 1024
 MAX_STORED_REPLIES = 500_000
+MAX_ARRIVALS = 1_000_000
 KNOWN_MODELS = (
     "sim-mcq-acc90",
     "sim-mcq-acc70",
@@ -110,6 +115,16 @@ def _error(status: int, message: str, kind: str, code: str | None = None, header
     return _json(status, {"error": {"message": message, "type": kind, "param": None, "code": code}}, headers)
 
 
+def max_in_window(times: list[float], seconds: float) -> int:
+    """Return the largest number of ``times`` (ascending) that fall within any window of ``seconds``."""
+    best = start = 0
+    for end, moment in enumerate(times):
+        while moment - times[start] >= seconds:
+            start += 1
+        best = max(best, end - start + 1)
+    return best
+
+
 class Simulator:
     """The server's state: settings, stored replies by idempotency key, and billing statistics."""
 
@@ -132,9 +147,12 @@ class Simulator:
         self.completion_tokens = 0
         self.open_connections = getattr(self, "open_connections", 0)  # connections outlive a reset
         self.max_open_connections = self.open_connections
+        self.in_flight = getattr(self, "in_flight", 0)  # so do requests being answered
+        self.max_in_flight = self.in_flight
+        self.arrivals: list[float] = []  # monotonic arrival times of model requests, for the rate statistics
         self.started = time.time()
 
-    def stats(self, *, with_keys: bool = False) -> dict:
+    def stats(self, *, with_keys: bool = False, window: float | None = None) -> dict:
         duplicates = {key: n for key, n in self.billed.items() if n > 1}
         data = {
             "simulator": FINGERPRINT,
@@ -151,10 +169,15 @@ class Simulator:
             "completion_tokens": self.completion_tokens,
             "open_connections": self.open_connections,
             "max_open_connections": self.max_open_connections,
+            "in_flight": self.in_flight,
+            "max_in_flight": self.max_in_flight,
+            "max_requests_per_minute": max_in_window(self.arrivals, 60.0),
             "config": {k: v for k, v in asdict(self.config).items() if k in SimulatorConfig.TUNABLE},
         }
         if with_keys:
             data["billed"] = dict(self.billed)
+        if window:
+            data["max_requests_in_window"] = {"seconds": window, "requests": max_in_window(self.arrivals, window)}
         return data
 
     # --- HTTP ------------------------------------------------------------------------------------------------
@@ -240,14 +263,26 @@ class Simulator:
         for prefix in ("/html/", "/badjson/", "/unauthorized/"):
             if path.startswith(prefix):
                 mode, path = prefix.strip("/"), path[len(prefix) - 1 :]
-        reply = await self.route(method, path, headers, body, mode)
+        self.arrivals.append(time.monotonic())
+        if len(self.arrivals) > MAX_ARRIVALS:
+            del self.arrivals[: MAX_ARRIVALS // 2]
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            reply = await self.route(method, path, headers, body, mode)
+        finally:
+            self.in_flight -= 1
         if reply is not None:
             self.status_counts[reply.status] += 1
         return reply
 
     def admin(self, method: str, path: str, query: dict, body: bytes) -> Reply:
         if path == "/_sim/stats" and method == "GET":
-            return _json(200, self.stats(with_keys="keys" in query))
+            try:
+                window = float(query["window"][0]) if "window" in query else None
+            except ValueError:
+                return _error(400, "window must be a number of seconds", "invalid_request_error")
+            return _json(200, self.stats(with_keys="keys" in query, window=window))
         if path == "/_sim/reset" and method == "POST":
             self.reset()
             return _json(200, {"reset": True})

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.permissions import permission_required
 from llm import selectors, services
 from llm.forms import EndpointForm, RunCreateForm, RunFilterForm
+from llm.keys import api_key_env_status
 from llm.models import Endpoint, LLMCall, Run, RunItem
 
 PAGE_SIZE = 50
@@ -205,7 +206,7 @@ def call_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @permission_required("llm.view_endpoint")
 def endpoint_list(request: HttpRequest) -> HttpResponse:
     endpoints = [
-        {"endpoint": e, "key_set": bool(e.api_key_env and os.environ.get(e.api_key_env))}
+        {"endpoint": e, "key_status": api_key_env_status(e.api_key_env, os.environ)}
         for e in selectors.endpoint_list()
     ]
     return render(

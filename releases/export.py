@@ -6,7 +6,6 @@ exports to identical bytes on SQLite and PostgreSQL alike. The files are written
 frozen, and kept (``ReleaseFile``); later exports return the kept bytes.
 """
 
-import csv
 import hashlib
 import io
 import json
@@ -17,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.canonical import canonical_json
+from core.csvsafe import csv_text
 from items.content import LANGUAGES
 from releases.card import card_markdown
 
@@ -100,12 +100,9 @@ def _flat(row: dict) -> dict:
 
 
 def _csv(rows: list[dict]) -> bytes:
-    buffer = io.StringIO(newline="")
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(_flat(row))
-    return buffer.getvalue().encode("utf-8")
+    # Every cell is text here: quoted, and escaped where a spreadsheet would run it (core.csvsafe). The JSONL and
+    # Parquet files keep the exact text.
+    return csv_text((_flat(row) for row in rows), CSV_COLUMNS).encode("utf-8")
 
 
 def _parquet(rows: list[dict]) -> bytes:

@@ -5,6 +5,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
+from django.test import Client
 from django.utils import translation
 
 from items import services
@@ -33,11 +35,29 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
 @pytest.fixture(autouse=True)
 def _fresh_process_state():
-    """Give every test an empty cache (sign-in and API throttles count in it) and the default language."""
+    """Give every test an empty cache (the API's request throttles count in it) and the default language.
+
+    Failed sign-ins are counted by django-axes in the database, so the test's rollback forgets them.
+    """
     cache.clear()
     yield
     cache.clear()
     translation.activate(settings.LANGUAGE_CODE)
+
+
+@pytest.fixture(autouse=True)
+def _client_login_passes_a_request(monkeypatch):
+    """Make ``Client.login`` pass a request to ``authenticate``, as every sign-in path of the site does.
+
+    django-axes refuses an ``authenticate`` call without a request (it could not be throttled).
+    """
+    login = Client.login
+
+    def login_with_a_request(self, **credentials):
+        credentials.setdefault("request", HttpRequest())
+        return login(self, **credentials)
+
+    monkeypatch.setattr(Client, "login", login_with_a_request)
 
 
 @pytest.fixture

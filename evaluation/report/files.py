@@ -1,9 +1,8 @@
 """The downloadable files of an evaluation report: tables as CSV and LaTeX, figures as SVG, PNG and PDF, JSON."""
 
-import csv
-import io
 import json
 
+from core.csvsafe import csv_text
 from evaluation.charts import figures
 from evaluation.models import EvaluationRun
 
@@ -73,13 +72,21 @@ COLUMNS = {
 def _csv(rows: list[dict], columns: list[str]) -> bytes:
     if not rows:
         return b""
-    buffer = io.StringIO()
     # Columns this version does not know (a report stored by a later one) follow the known ones, sorted.
     extra = sorted(set().union(*rows) - set(columns))
-    writer = csv.DictWriter(buffer, fieldnames=[*columns, *extra], lineterminator="\n", restval="")
-    writer.writeheader()
-    writer.writerows(rows)
-    return buffer.getvalue().encode("utf-8")
+    # Text cells (model codes, dimensions) are quoted and escaped where a spreadsheet would run them; numbers not.
+    return csv_text(rows, [*columns, *extra]).encode("utf-8")
+
+
+def report_tables(report: dict) -> dict[str, bytes]:
+    """Return the report's tables as CSV files by name (empty bytes for a table the report does not have)."""
+    return {
+        "accuracy.csv": _csv(report["objective"]["accuracy"], COLUMNS["accuracy.csv"]),
+        "ratings.csv": _csv(report["subjective"]["ratings"], COLUMNS["ratings.csv"]),
+        # Reports stored before Bradley-Terry was added have no such table.
+        "bradley_terry.csv": _csv(report["subjective"].get("bradley_terry", []), COLUMNS["bradley_terry.csv"]),
+        "win_rates.csv": _csv(report["subjective"]["win_rates"], COLUMNS["win_rates.csv"]),
+    }
 
 
 def _latex(report: dict) -> bytes:
@@ -106,11 +113,7 @@ def report_files(report: dict, *, with_raster: bool = True) -> dict[str, bytes]:
     """Return the downloadable files of a report (tables as CSV/LaTeX, figures as SVG, everything as JSON)."""
     files = {
         "report.json": json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8"),
-        "accuracy.csv": _csv(report["objective"]["accuracy"], COLUMNS["accuracy.csv"]),
-        "ratings.csv": _csv(report["subjective"]["ratings"], COLUMNS["ratings.csv"]),
-        # Reports stored before Bradley-Terry was added have no such table.
-        "bradley_terry.csv": _csv(report["subjective"].get("bradley_terry", []), COLUMNS["bradley_terry.csv"]),
-        "win_rates.csv": _csv(report["subjective"]["win_rates"], COLUMNS["win_rates.csv"]),
+        **report_tables(report),
         "leaderboard.tex": _latex(report),
     }
     files.update({name: svg.encode("utf-8") for name, svg in figures(report).items()})

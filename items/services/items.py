@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from core.errors import ServiceError
+from core.inputs import InputRefused, refuse_nul
 from items.content import check_parity, content_hash, normalise_content, searchable_text, validate_content
 from items.models import (
     Benchmark,
@@ -63,6 +64,10 @@ def _check_state(*, benchmark: Benchmark, kind: str, state: ItemState) -> None:
         raise ValidationError({"dimension": _("The dimension belongs to another benchmark.")})
     if not isinstance(state.metadata, dict):
         raise ValidationError({"metadata": _("Metadata must be an object.")})
+    try:
+        refuse_nul(state.metadata, prefix="metadata")
+    except InputRefused as exc:
+        raise ValidationError({"metadata": str(exc)}) from exc
 
 
 def _write_revision(*, item: Item, state: ItemState, user: AbstractBaseUser | None, message: str) -> ItemRevision:
@@ -115,8 +120,9 @@ def item_create(
     Any other status is decided afterwards with ``item_status_decide``.
     """
     _check_state(benchmark=benchmark, kind=kind, state=state)
+    taken = ValidationError({"uid": _("An item with uid %(uid)s already exists.") % {"uid": uid}})
     if Item.objects.filter(uid=uid).exists():
-        raise ValidationError({"uid": _("An item with uid %(uid)s already exists.") % {"uid": uid}})
+        raise taken
     item = Item(
         uid=uid,
         benchmark=benchmark,
@@ -127,7 +133,14 @@ def item_create(
         updated_by=user,
     )
     item.full_clean(exclude=["current_revision"])
-    item.save()
+    try:
+        # Someone creating the same uid at the same moment passed the check above too; the database decides.
+        with transaction.atomic():
+            item.save()
+    except IntegrityError as exc:
+        if Item.objects.filter(uid=uid).exists():
+            raise taken from exc
+        raise
     decision = StatusDecision(
         item=item, from_status="", to_status=item.status, source=StatusDecision.Source.CREATED, decided_by=user
     )
@@ -151,10 +164,15 @@ def item_revise(
     ``base_revision`` is the revision number the editor started from; if someone saved a newer one since,
     ``RevisionConflict`` is raised instead of overwriting their work.
     """
-    locked = (
-        Item.objects.select_for_update(of=("self",)).select_related("current_revision", "benchmark").get(pk=item.pk)
+    locked = Item.objects.select_for_update(of=("self",)).select_related("benchmark").get(pk=item.pk)
+    # Read after taking the lock: PostgreSQL re-reads only the locked row after a lock wait, so a revision joined
+    # in the same query would be the one current before the other save committed (or none).
+    current = (
+        ItemRevision.objects.select_related("author").get(pk=locked.current_revision_id)
+        if locked.current_revision_id
+        else None
     )
-    current = locked.current_revision
+    locked.current_revision = current
     if base_revision is not None and current is not None and current.number != base_revision:
         author = current.author.get_username() if current.author else _("an import")
         raise RevisionConflict(
@@ -181,6 +199,10 @@ def item_revise(
 @transaction.atomic
 def item_draft_save(*, item: Item, user: AbstractBaseUser, data: dict, base_revision: int | None) -> ItemDraft:
     """Autosave the editor's unsaved input for this user (replacing their previous draft of the item)."""
+    try:
+        refuse_nul(data)
+    except InputRefused as exc:
+        raise ValidationError(str(exc)) from exc
     size = len(json.dumps(data, ensure_ascii=False))
     if size > 20 * settings.ITEM_MAX_TEXT_CHARS:
         raise ValidationError(_("The draft is too large to autosave."))

@@ -313,15 +313,21 @@ def item_create(request: HttpRequest) -> HttpResponse:
         if dimension is None:
             form.add_error("benchmark", _("This benchmark has no dimensions yet."))
         else:
-            item = services.item_create(
-                benchmark=benchmark,
-                uid=form.cleaned_data["uid"],
-                kind=form.cleaned_data["kind"],
-                state=services.ItemState(dimension=dimension, content={}),
-                user=request.user,
-                message=_("Created"),
-            )
-            return redirect("items:item-edit", uid=item.uid)
+            try:
+                item = services.item_create(
+                    benchmark=benchmark,
+                    uid=form.cleaned_data["uid"],
+                    kind=form.cleaned_data["kind"],
+                    state=services.ItemState(dimension=dimension, content={}),
+                    user=request.user,
+                    message=_("Created"),
+                )
+            except ValidationError as exc:
+                # The uid was free when the form was checked but taken by someone else's save since.
+                taken = exc.message_dict.get("uid") if hasattr(exc, "error_dict") else None
+                form.add_error("uid" if taken else None, taken or exc.messages)
+            else:
+                return redirect("items:item-edit", uid=item.uid)
     return render(request, "items/item_create.html", {"form": form}, status=400 if form.errors else 200)
 
 

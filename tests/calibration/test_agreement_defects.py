@@ -363,7 +363,7 @@ def test_calibration_report_gives_kappa_over_both_orientations_and_states_the_or
     assert latex.startswith("% A is each comparison's response A") and r"$\kappa$ both orient." in latex
     # A report stored before this entry existed still renders.
     del given["judges"]["j"]["kappa_majority_both_orientations"]
-    assert ",j," in csv_table({"strata": [{"key": "overall", **given}]})
+    assert ',"j",' in csv_table({"strata": [{"key": "overall", **given}]})
 
 
 # --- 4. orientation on real data: llmfao ------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The API every app shares: the token endpoint, the OpenAPI schema and the offline docs, and who may read them."""
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.conf import settings
@@ -40,7 +41,9 @@ def test_token_endpoint_issues_the_users_token_for_the_right_password(client, ex
     response = client.post("/api/token/", {"username": "expert1", "password": PASSWORD})
 
     assert response.status_code == 200
-    assert response.json() == {"token": Token.objects.get(user=expert).key}
+    token = Token.objects.get(user=expert)
+    expires = token.created + timedelta(days=settings.API_TOKEN_TTL_DAYS)
+    assert response.json() == {"token": token.key, "expires": expires.isoformat().replace("+00:00", "Z")}
 
 
 def test_token_endpoint_refuses_a_wrong_password_and_issues_no_token(client, expert):
@@ -83,10 +86,13 @@ def test_api_docs_render_with_local_static_files_only(api):
     urls = [m.group(1) for tag in tags if (m := re.search(r'\b(?:src|href)="([^"]*)"', tag))]
     assert any(url.endswith("swagger-ui-bundle.js") for url in urls)
     assert any(url.endswith("swagger-ui.css") for url in urls)
+    # The page's own set-up script is served by the same view (no inline script: the CSP forbids it).
+    assert "/api/docs/?script=" in urls
     for url in urls:
         assert not re.match(r"(?:https?:)?//", url), url
-        assert url.startswith("/static/"), url
-    assert "/api/schema/" in html
+        assert url.startswith("/static/") or url == "/api/docs/?script=", url
+    assert "<script>" not in html and "<style>" not in html
+    assert "/api/schema/" in api.get("/api/docs/?script=").content.decode()
 
 
 def test_api_docs_static_files_are_served(api):

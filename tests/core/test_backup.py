@@ -75,7 +75,8 @@ def test_backup_restores_into_a_new_database_that_serves_the_same_data(taxonomy,
         "from items.models import Item, ItemRevision; print(Item.objects.count(), ItemRevision.objects.count())",
         url=target,
     )
-    assert counts.stdout.strip().splitlines()[-1].split() == [str(Item.objects.count()), str(ItemRevision.objects.count())]
+    expected = [str(Item.objects.count()), str(ItemRevision.objects.count())]
+    assert counts.stdout.strip().splitlines()[-1].split() == expected
 
 
 def test_restore_refuses_a_database_with_tables_and_a_missing_file(tmp_path, taxonomy):

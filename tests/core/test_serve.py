@@ -36,7 +36,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("unset", [["SECRET_KEY"], ["DATABASE_URL"], ["ALLOWED_HOSTS"], ["SECRET_KEY", "ALLOWED_HOSTS"]])
+@pytest.mark.parametrize(
+    "unset", [["SECRET_KEY"], ["DATABASE_URL"], ["ALLOWED_HOSTS"], ["SECRET_KEY", "ALLOWED_HOSTS"]]
+)
 def test_serve_refuses_to_start_without_each_required_setting(unset):
     env = production_env(SECRET_KEY="k" * 60, DATABASE_URL="sqlite:////nonexistent/db", ALLOWED_HOSTS="example.org")
     for name in unset:
@@ -142,9 +144,8 @@ def test_check_deploy_warns_before_static_files_are_collected(tmp_path):
         ALLOWED_HOSTS="example.org",
         STATIC_ROOT=str(tmp_path / "never-collected"),
     )
-    check = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
-    )
+    command = [sys.executable, "manage.py", "check", "--deploy"]
+    check = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert "core.W001" in check.stderr + check.stdout
     assert "collectstatic" in check.stderr + check.stdout
 

@@ -92,8 +92,12 @@ def test_label_rules_not_assigned_second_label_and_margin(prompts, make_user, re
     label = comparisons.label_submit(comparison=comparison, expert=expert, winner="left", margin=4, rationale="warmer")
     assignment = label.assignment
     assert label.score == (4 if assignment.shown_order == "AB" else -4) and label.shown_order == assignment.shown_order
-    with pytest.raises(ValidationError, match="already labelled"):
+    with pytest.raises(comparisons.LabelConflict, match="already labelled"):
         comparisons.label_submit(comparison=comparison, expert=expert, winner="right", margin=1)
+    assert (
+        comparisons.label_submit(comparison=comparison, expert=expert, winner="left", margin=4, rationale="warmer")
+        == label
+    )
     assert ExpertLabel.objects.count() == 1
 
 

@@ -114,9 +114,9 @@ def test_an_unreachable_endpoint_fails_the_run_and_resuming_after_the_fix_finish
 
 
 def test_a_missing_key_fails_the_run_naming_the_variable(transactional_db, make_endpoint, monkeypatch):
-    monkeypatch.delenv("EISTUDIO_TEST_ABSENT_KEY", raising=False)
-    run = work(plan(make_endpoint(api_key_env="EISTUDIO_TEST_ABSENT_KEY"), mcq_prompts(3)))
-    assert run.status == Run.Status.FAILED and "EISTUDIO_TEST_ABSENT_KEY" in run.error
+    monkeypatch.delenv("EISTUDIO_TEST_ABSENT_API_KEY", raising=False)
+    run = work(plan(make_endpoint(api_key_env="EISTUDIO_TEST_ABSENT_API_KEY"), mcq_prompts(3)))
+    assert run.status == Run.Status.FAILED and "EISTUDIO_TEST_ABSENT_API_KEY" in run.error
 
 
 def test_a_bad_request_fails_only_its_item(transactional_db, make_endpoint, simulator):

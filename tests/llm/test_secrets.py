@@ -17,12 +17,14 @@ LOGGERS = (None, "openai", "httpx", "httpx2", "httpcore", "httpcore2", "llm", "d
 def test_the_api_key_never_leaves_the_environment(client, admin_user, make_endpoint, simulator, monkeypatch, caplog):
     for name in LOGGERS:
         caplog.set_level(logging.DEBUG, logger=name)
-    monkeypatch.setenv("EISTUDIO_SECRET_TEST_KEY", SECRET)
-    good = make_endpoint("sim-mcq-acc90", api_key_env="EISTUDIO_SECRET_TEST_KEY")
+    monkeypatch.setenv("EISTUDIO_SECRET_TEST_API_KEY", SECRET)
+    good = make_endpoint("sim-mcq-acc90", api_key_env="EISTUDIO_SECRET_TEST_API_KEY")
     refused = make_endpoint(
-        "sim-echo", api_key_env="EISTUDIO_SECRET_TEST_KEY", base_url=simulator.root + "/unauthorized/v1"
+        "sim-echo", api_key_env="EISTUDIO_SECRET_TEST_API_KEY", base_url=simulator.root + "/unauthorized/v1"
     )
-    unreachable = make_endpoint(api_key_env="EISTUDIO_SECRET_TEST_KEY", base_url="http://127.0.0.1:9/v1", max_retries=0)
+    unreachable = make_endpoint(
+        api_key_env="EISTUDIO_SECRET_TEST_API_KEY", base_url="http://127.0.0.1:9/v1", max_retries=0
+    )
     calls = [
         services.call_make(endpoint=e, prompt="Item\nA. x\nB. y", parser="mcq_letter").call
         for e in (good, refused, unreachable)
@@ -56,7 +58,7 @@ def test_the_api_key_never_leaves_the_environment(client, admin_user, make_endpo
     seen.append(client.post(f"/api/llm/endpoints/{good.pk}/test/").content.decode())
     seen.append(serializers.serialize("json", [*Endpoint.objects.all(), *LLMCall.objects.all(), *Run.objects.all()]))
     everything = "\n".join(seen)
-    assert "EISTUDIO_SECRET_TEST_KEY" in everything  # the variable's name is shown, so admins know what to set
+    assert "EISTUDIO_SECRET_TEST_API_KEY" in everything  # the variable's name is shown, so admins know what to set
     assert SECRET not in everything
     assert SECRET[-10:] not in everything
     assert json.dumps(SECRET) not in everything

@@ -59,11 +59,11 @@ def test_a_different_seed_or_parameter_is_a_different_request(make_endpoint, sim
 
 
 def test_a_missing_key_variable_is_recorded_on_the_call_by_name(make_endpoint, monkeypatch):
-    monkeypatch.delenv("EISTUDIO_TEST_MISSING_KEY", raising=False)
-    endpoint = make_endpoint(api_key_env="EISTUDIO_TEST_MISSING_KEY")
+    monkeypatch.delenv("EISTUDIO_TEST_MISSING_API_KEY", raising=False)
+    endpoint = make_endpoint(api_key_env="EISTUDIO_TEST_MISSING_API_KEY")
     result = services.call_make(endpoint=endpoint, prompt="hi")
     assert result.call.status == LLMCall.Status.FAILED and result.call.error_kind == "missing_key"
-    assert "EISTUDIO_TEST_MISSING_KEY" in result.call.error
+    assert "EISTUDIO_TEST_MISSING_API_KEY" in result.call.error
 
 
 @pytest.mark.parametrize(
@@ -88,9 +88,9 @@ def test_test_connection_reports_latency_or_a_clear_error(make_endpoint, simulat
 def test_test_connection_reports_an_unreachable_server_and_a_missing_key(make_endpoint, monkeypatch):
     report = services.endpoint_test_connection(endpoint=make_endpoint(base_url="http://127.0.0.1:9/v1"))
     assert not report.ok and "Could not connect" in report.message
-    monkeypatch.delenv("EISTUDIO_NOT_SET", raising=False)
-    report = services.endpoint_test_connection(endpoint=make_endpoint(api_key_env="EISTUDIO_NOT_SET"))
-    assert not report.ok and report.error_kind == "missing_key" and "EISTUDIO_NOT_SET" in report.message
+    monkeypatch.delenv("EISTUDIO_NOT_SET_API_KEY", raising=False)
+    report = services.endpoint_test_connection(endpoint=make_endpoint(api_key_env="EISTUDIO_NOT_SET_API_KEY"))
+    assert not report.ok and report.error_kind == "missing_key" and "EISTUDIO_NOT_SET_API_KEY" in report.message
 
 
 def test_test_connection_checks_that_a_completions_endpoint_returns_log_probabilities(make_endpoint):

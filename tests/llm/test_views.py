@@ -135,11 +135,11 @@ def test_admins_create_edit_and_test_endpoints(login, admin_user, simulator):
 
 
 def test_the_endpoint_list_says_whether_the_key_variable_is_set(login, researcher, make_endpoint, monkeypatch):
-    monkeypatch.setenv("EISTUDIO_VIEW_KEY", "sk-xyz")
-    make_endpoint(api_key_env="EISTUDIO_VIEW_KEY")
-    make_endpoint(api_key_env="EISTUDIO_VIEW_KEY_ABSENT")
+    monkeypatch.setenv("EISTUDIO_VIEW_API_KEY", "sk-xyz")
+    make_endpoint(api_key_env="EISTUDIO_VIEW_API_KEY")
+    make_endpoint(api_key_env="EISTUDIO_VIEW_ABSENT_API_KEY")
     html = login(researcher).get(reverse("llm:endpoint-list")).content.decode()
-    assert "EISTUDIO_VIEW_KEY" in html and "not set" in html and "sk-xyz" not in html
+    assert "EISTUDIO_VIEW_API_KEY" in html and "not set" in html and "sk-xyz" not in html
     assert "Test connection" not in html  # researchers see endpoints but do not manage them
 
 

@@ -185,7 +185,7 @@ def test_export_is_byte_identical_and_matches_its_manifest(frozen, tmp_path):
 # and Chinese through the translation catalogue, so its digest moves when the card's translations change.
 EXPECTED_SHA256 = {
     "items.bilingual.jsonl": "5d1d0e9778915d65cf5ec16a1938551e0f3b656ac1e3b50abed7cdd2ed4fe665",
-    "items.csv": "ef15a949e82b3f10e14fe65b75a9267b4cb6809fb26d0176ac5423ae63401ba5",
+    "items.csv": "2052737f6dafd2ca5c64a781c61ac1a0abadba21e95517a6e254ea7b757b8538",
     "items.en.jsonl": "33e88d3a5957694f1f46dbefda27f33eaff9d2cddc3b617ebc5ab8236ae08947",
     "items.zh.jsonl": "c579768e65bcf790413a6393f60caf896a7af13c8878676bf1622dc8fa0da816",
     "README.md": "566aeed4b9bc6ef821b86a96a708cb2941d28c3943cf258bd4b525cbecfd0d85",

@@ -1,7 +1,9 @@
+import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from core.inputs import InputRefused, parse_json
 from items import services
 
 
@@ -12,8 +14,12 @@ class Command(BaseCommand):
         parser.add_argument("path", nargs="?", type=Path)
 
     def handle(self, *args: object, **options: object) -> None:
-        import json
-
         path = options["path"] or services.FIXTURES / "taxonomy.json"
-        counts = services.taxonomy_load(data=json.loads(Path(path).read_text(encoding="utf-8")))
+        try:
+            data = parse_json(Path(path).read_text(encoding="utf-8"))
+        except InputRefused as exc:
+            raise CommandError(f"{path}: {exc.field or 'file'}: {exc.reason}") from exc
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        counts = services.taxonomy_load(data=data)
         self.stdout.write(self.style.SUCCESS(", ".join(f"{v} {k}" for k, v in counts.items())))

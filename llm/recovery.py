@@ -1,0 +1,268 @@
+"""Keeping background work going when the database or a worker goes away.
+
+- ``retry_database`` runs one database step and, when the connection fails, reconnects with exponential backoff
+  and runs it again. A process gives up after ``LLM_WORKER_DB_RETRY_SECONDS`` without reaching the database
+  (counted from the first failure, across its threads) and raises ``DatabaseUnavailable``; ``db_worker`` then
+  exits non-zero so that a service manager restarts it. A step must be safe to run again (its own transaction,
+  no outer one).
+- ``Heartbeat`` is a thread of every ``db_worker``: it stamps the worker's ``WorkerHeartbeat`` row every few
+  seconds and sweeps up after dead workers (``sweep``): task rows they left RUNNING are marked failed
+  (``WorkerLost``), and active runs with no heartbeat for ``LLM_STALL_SECONDS`` and no task waiting are queued
+  again, each by one sweeping worker only (a conditional UPDATE of the run's heartbeat decides which).
+"""
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection, connections, transaction
+from django.db.models import Q
+from django.utils import timezone
+from django_tasks_db.compat import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
+
+from llm.models import Run, WorkerHeartbeat
+
+logger = logging.getLogger("llm.recovery")
+
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+RETRY_FIRST_SECONDS = 0.1
+RETRY_MAX_SECONDS = 2.0
+RUN_WORK_TASK = "llm.tasks.run_work"
+
+
+class DatabaseUnavailable(Exception):
+    """The database stayed out of reach for longer than ``LLM_WORKER_DB_RETRY_SECONDS``."""
+
+
+class WorkerLost(Exception):
+    """The worker running a task stopped heart-beating (killed, or its machine went away)."""
+
+
+_outage_lock = threading.Lock()
+_outage_since: float | None = None
+
+
+def _outage_seconds(now: float) -> float:
+    global _outage_since
+    with _outage_lock:
+        if _outage_since is None:
+            _outage_since = now
+        return now - _outage_since
+
+
+def _outage_over() -> None:
+    global _outage_since
+    with _outage_lock:
+        _outage_since = None
+
+
+def close_connection() -> None:
+    """Drop this thread's database connection (broken or not): the next query opens a fresh one."""
+    with suppress(Exception):
+        connection.close()
+
+
+def retry_database[T](
+    step: Callable[[], T], *, what: str, budget: float | None = None, sleep: Callable[[float], None] = time.sleep
+) -> T:
+    """Run ``step``; on a database connection error reconnect with backoff and run it again, logging each try.
+
+    Raise ``DatabaseUnavailable`` once this process has gone ``budget`` seconds (``LLM_WORKER_DB_RETRY_SECONDS``)
+    without reaching the database.
+    """
+    limit = settings.LLM_WORKER_DB_RETRY_SECONDS if budget is None else budget
+    attempt = 0
+    while True:
+        try:
+            result = step()
+        except DATABASE_ERRORS as exc:
+            close_connection()
+            waited = _outage_seconds(time.monotonic())
+            reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            if waited >= limit:
+                logger.error(
+                    "%s: the database has been out of reach for %.1f s (LLM_WORKER_DB_RETRY_SECONDS=%g); giving up. "
+                    "Last error: %s",
+                    what,
+                    waited,
+                    limit,
+                    reason,
+                )
+                raise DatabaseUnavailable(
+                    f"The database has been out of reach for {waited:.0f} s (LLM_WORKER_DB_RETRY_SECONDS={limit:g}). "
+                    f"Last error: {reason}"
+                ) from exc
+            delay = min(RETRY_FIRST_SECONDS * 2**attempt, RETRY_MAX_SECONDS, max(limit - waited, 0.01))
+            attempt += 1
+            logger.warning(
+                "%s: database error (%s); reconnecting in %.1f s (try %d, out of reach for %.1f s of at most %g s)",
+                what,
+                reason,
+                delay,
+                attempt,
+                waited,
+                limit,
+            )
+            sleep(delay)
+            continue
+        if attempt:
+            logger.warning("%s: the database is back after %d tries; carrying on", what, attempt)
+        _outage_over()
+        return result
+
+
+# --- dead workers and stalled runs ---------------------------------------------------------------------------------
+
+
+def heartbeat_seconds() -> float:
+    """Return how often a worker stamps its heartbeat: a quarter lease, between 0.5 and 15 seconds."""
+    return min(max(settings.LLM_LEASE_SECONDS / 4, 0.5), 15.0)
+
+
+def tasks_fail_orphaned(*, now: object = None) -> list[str]:
+    """Mark as failed the task rows left RUNNING by workers that stopped heart-beating; return their ids.
+
+    A worker that was only slow and is still running its task overwrites the mark when the task ends.
+    """
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.LLM_STALL_SECONDS)
+    live = set(WorkerHeartbeat.objects.filter(seen_at__gte=cutoff).values_list("worker_id", flat=True))
+    running = DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).values_list("pk", "worker_ids", "started_at")
+    failed = []
+    for pk, worker_ids, started_at in running:
+        worker = worker_ids[-1] if worker_ids else ""
+        if worker in live or (started_at is not None and started_at >= cutoff):
+            continue
+        traceback = (
+            f"llm.recovery.WorkerLost: worker {worker or '(unknown)'} stopped heart-beating (nothing for "
+            f"{settings.LLM_STALL_SECONDS:g} s) while running this task; a live worker marked it failed at "
+            f"{now.isoformat()} and queues its run again if the run is unfinished.\n"
+        )
+        marked = DBTaskResult.objects.filter(pk=pk, status=TaskResultStatus.RUNNING).update(
+            status=TaskResultStatus.FAILED,
+            finished_at=now,
+            return_value=None,
+            exception_class_path=f"{WorkerLost.__module__}.{WorkerLost.__qualname__}",
+            traceback=traceback,
+        )
+        if marked:
+            logger.warning("Task %s: its worker %s stopped heart-beating; marked failed", pk, worker or "(unknown)")
+            failed.append(str(pk))
+    dead = WorkerHeartbeat.objects.filter(seen_at__lt=cutoff)
+    if dead.exists():
+        dead.delete()
+    return failed
+
+
+def _runs_with_waiting_tasks() -> set[int]:
+    waiting = set()
+    ready = DBTaskResult.objects.filter(status=TaskResultStatus.READY, task_path=RUN_WORK_TASK)
+    for args_kwargs in ready.values_list("args_kwargs", flat=True):
+        args, kwargs = args_kwargs.get("args") or [], args_kwargs.get("kwargs") or {}
+        run_id = args[0] if args else kwargs.get("run_id")
+        if run_id is not None:
+            waiting.add(int(run_id))
+    return waiting
+
+
+def runs_requeue_stalled(*, now: object = None) -> list[int]:
+    """Queue ``run_work`` again for active runs that no live worker has touched for ``LLM_STALL_SECONDS``.
+
+    Runs with a task already waiting in the queue are left alone. Each stalled run is queued once: the sweeper
+    that moves its heartbeat forward (a conditional UPDATE) queues it, in the same transaction.
+    """
+    from llm.tasks import run_work
+
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.LLM_STALL_SECONDS)
+    stale = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
+    candidates = list(Run.objects.filter(status__in=Run.ACTIVE).filter(stale).values_list("pk", "heartbeat_at"))
+    if not candidates:
+        return []
+    waiting = _runs_with_waiting_tasks()
+    requeued = []
+    for run_id, heartbeat in candidates:
+        if run_id in waiting:
+            continue
+        same = Q(heartbeat_at=heartbeat) if heartbeat is not None else Q(heartbeat_at__isnull=True)
+        with transaction.atomic():
+            if Run.objects.filter(pk=run_id, status__in=Run.ACTIVE).filter(same).update(heartbeat_at=now):
+                run_work.enqueue(run_id)
+                requeued.append(run_id)
+                logger.warning("Run %s: no live worker since %s; queued again", run_id, heartbeat)
+    return requeued
+
+
+def sweep() -> tuple[list[str], list[int]]:
+    """Clean up after dead workers: fail their tasks, queue their runs again; return (task ids, run ids)."""
+    return tasks_fail_orphaned(), runs_requeue_stalled()
+
+
+class Heartbeat:
+    """Stamp a worker's liveness every few seconds and sweep up after dead workers, in a thread of its own.
+
+    It sweeps only once its own stamps have succeeded for two periods in a row, so that right after a database
+    outage the other live workers have stamped theirs again before anyone judges them dead.
+    """
+
+    def __init__(self, worker_id: str) -> None:
+        self.worker_id = worker_id
+        self.interval = heartbeat_seconds()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name="llm-heartbeat", daemon=True)
+        self.healthy_since: float | None = None
+
+    def beat(self) -> None:
+        now = timezone.now()
+        if not WorkerHeartbeat.objects.filter(worker_id=self.worker_id).update(seen_at=now):
+            WorkerHeartbeat.objects.update_or_create(
+                worker_id=self.worker_id,
+                defaults={
+                    "hostname": socket.gethostname()[:255],
+                    "pid": os.getpid(),
+                    "started_at": now,
+                    "seen_at": now,
+                },
+            )
+
+    def start(self) -> None:
+        """Register the worker (waiting for the database if need be), then beat and sweep in the background."""
+        retry_database(self.beat, what=f"Worker {self.worker_id}")
+        self.healthy_since = time.monotonic()
+        self.thread.start()
+
+    def _loop(self) -> None:
+        try:
+            while not self.stopping.wait(self.interval):
+                try:
+                    self.beat()
+                    now = time.monotonic()
+                    if self.healthy_since is None:
+                        logger.warning("Worker %s: heartbeat restored", self.worker_id)
+                        self.healthy_since = now
+                    elif now - self.healthy_since >= 2 * self.interval:
+                        sweep()
+                except DATABASE_ERRORS as exc:
+                    if self.healthy_since is not None:
+                        logger.warning("Worker %s: heartbeat failed (%s); retrying", self.worker_id, exc)
+                    self.healthy_since = None
+                    close_connection()
+                except Exception:
+                    logger.exception("Worker %s: sweeping up after dead workers failed", self.worker_id)
+        finally:
+            connections.close_all()
+
+    def stop(self) -> None:
+        """Stop beating and remove the worker's row (if the database can be reached)."""
+        self.stopping.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=10)
+        with suppress(*DATABASE_ERRORS):
+            WorkerHeartbeat.objects.filter(worker_id=self.worker_id).delete()
