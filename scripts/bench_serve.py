@@ -60,7 +60,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="eistudio-bench-serve-"))
-    env = {k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
+    test_only = {"DJANGO_SETTINGS_MODULE", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {k: v for k, v in os.environ.items() if k not in test_only}
     port = free_port()
     env.update(
         SECRET_KEY=secrets.token_urlsafe(50),
