@@ -1,11 +1,15 @@
 """REST API for items, revisions and taxonomy (DRF)."""
 
+from functools import partial
+
 from django.db import transaction
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import BasePermission, DjangoModelPermissions
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -23,6 +27,7 @@ from items.models import (
     ScenarioDomain,
     StatusDecision,
 )
+from items.pagination import IdsFirstPaginator, count_cache_key
 from items.serializers import (
     BenchmarkSerializer,
     CrisisLevelSerializer,
@@ -76,15 +81,30 @@ def _state_from(data: dict, benchmark: str) -> services.ItemState:
 FILTER_PARAMS = [OpenApiParameter(name, str, description=f"filter by {name}") for name in selectors.ITEM_FILTERS]
 
 
+class IdsFirstPagination(PageNumberPagination):
+    """Page numbers as elsewhere in the API, read ids first with a cached count (items.pagination)."""
+
+    def paginate_queryset(self, queryset: QuerySet, request: Request, view: object = None) -> list | None:
+        params = {k: v for k, v in request.query_params.items() if k != self.page_query_param}
+        scope = f"api-{getattr(view, 'basename', 'list')}"
+        self.django_paginator_class = partial(IdsFirstPaginator, count_key=count_cache_key(scope, params))
+        return super().paginate_queryset(queryset, request, view)
+
+
 class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """Items with their current revision. Create and revise go through the same services as the pages."""
 
     permission_classes = [ItemPermissions]
     lookup_field = "uid"
     queryset = Item.objects.none()
+    pagination_class = IdsFirstPagination
 
     def get_queryset(self):  # noqa: ANN201
-        return selectors.item_list(filters=self.request.query_params).prefetch_related("emotions")
+        return (
+            selectors.item_list(filters=self.request.query_params)
+            .select_related("created_by", "updated_by")
+            .prefetch_related("emotions")
+        )
 
     def get_serializer_class(self):  # noqa: ANN201
         return ItemWriteSerializer if self.action in {"create", "revise"} else ItemSerializer
@@ -218,6 +238,7 @@ class RevisionViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [ItemPermissions]
     serializer_class = RevisionSerializer
     queryset = ItemRevision.objects.select_related("item", "author").order_by("id")
+    pagination_class = IdsFirstPagination
 
 
 class _TaxonomyViewSet(viewsets.ReadOnlyModelViewSet):

@@ -13,6 +13,7 @@ are real states of work in progress: they are stored with the revision and shown
 """
 
 import hashlib
+import re
 from dataclasses import asdict, dataclass
 
 from django.utils.translation import gettext as _
@@ -320,7 +321,22 @@ def searchable_text(content: dict) -> str:
                 walk(v)
 
     walk(content)
-    return "\n".join(parts)
+    text = "\n".join(parts)
+    # The CJK form repeats the text with each Han character spelled as ASCII, so one trigram index serves English
+    # and Chinese substrings of any length (docs/performance.md).
+    return f"{text}\n{cjk_search_form(text)}" if CJK_CHAR.search(text) else text
+
+
+CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+
+
+def cjk_search_form(text: str) -> str:
+    """Return ``text`` with every Han character written as ``z`` and five hex digits of its code point.
+
+    Trigram indexes in the C locale skip non-ASCII characters, and a Chinese query of one or two characters has no
+    trigram at all; spelled out, one character is six ASCII letters and digits, enough for an indexed lookup.
+    """
+    return CJK_CHAR.sub(lambda m: f"z{ord(m.group()):05x}", text)
 
 
 def prose_text(version: dict | None) -> str:

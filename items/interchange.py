@@ -4,7 +4,7 @@ One item per line, both languages in one record. The JSON Schema is ``docs/item-
 """
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +72,50 @@ class ItemRecord:
     message: str = ""
 
 
+def iter_jsonl(data: bytes, *, max_line_bytes: int) -> Iterator[tuple[int, dict] | LineError]:
+    """Yield (line number, object) for each non-blank line of ``data``, or the ``LineError`` refusing it.
+
+    Lines are read one at a time, so that a large file is never held twice (as bytes and as split lines).
+    """
+    start, number, size = 0, 0, len(data)
+    while start <= size:
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = size
+        raw = data[start:end]
+        start = end + 1
+        number += 1
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if not raw.strip():
+            continue
+        yield _read_line(number, raw, max_line_bytes=max_line_bytes)
+
+
+def _read_line(number: int, raw: bytes, *, max_line_bytes: int) -> tuple[int, dict] | LineError:
+    if len(raw) > max_line_bytes:
+        message = _("line is %(size)s bytes, over the %(limit)s-byte limit") % {
+            "size": len(raw),
+            "limit": max_line_bytes,
+        }
+        return LineError(number, "line", message)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return LineError(number, "line", _("invalid UTF-8 at byte %(byte)s") % {"byte": exc.start})
+    try:
+        obj = parse_json(text)
+    except InputRefused as exc:
+        return LineError(number, exc.field or "line", exc.reason)
+    except json.JSONDecodeError as exc:
+        message = _("malformed JSON: %(error)s at column %(column)s") % {"error": exc.msg, "column": exc.colno}
+        return LineError(number, "line", message)
+    if not isinstance(obj, dict):
+        message = _("expected a JSON object, got %(type)s") % {"type": type(obj).__name__}
+        return LineError(number, "line", message)
+    return number, obj
+
+
 def read_jsonl(data: bytes, *, max_line_bytes: int) -> tuple[list[tuple[int, dict]], list[LineError]]:
     """Split raw bytes into (line number, object) pairs; blank lines are skipped.
 
@@ -80,37 +124,11 @@ def read_jsonl(data: bytes, *, max_line_bytes: int) -> tuple[list[tuple[int, dic
     """
     rows: list[tuple[int, dict]] = []
     errors: list[LineError] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        if not raw.strip():
-            continue
-        if len(raw) > max_line_bytes:
-            message = _("line is %(size)s bytes, over the %(limit)s-byte limit") % {
-                "size": len(raw),
-                "limit": max_line_bytes,
-            }
-            errors.append(LineError(number, "line", message))
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            errors.append(LineError(number, "line", _("invalid UTF-8 at byte %(byte)s") % {"byte": exc.start}))
-            continue
-        try:
-            obj = parse_json(text)
-        except InputRefused as exc:
-            errors.append(LineError(number, exc.field or "line", exc.reason))
-            continue
-        except json.JSONDecodeError as exc:
-            message = _("malformed JSON: %(error)s at column %(column)s") % {"error": exc.msg, "column": exc.colno}
-            errors.append(LineError(number, "line", message))
-            continue
-        if not isinstance(obj, dict):
-            message = _("expected a JSON object, got %(type)s") % {"type": type(obj).__name__}
-            errors.append(LineError(number, "line", message))
-            continue
-        rows.append((number, obj))
+    for row in iter_jsonl(data, max_line_bytes=max_line_bytes):
+        if isinstance(row, LineError):
+            errors.append(row)
+        else:
+            rows.append(row)
     return rows, errors
 
 
@@ -200,31 +218,43 @@ def parse_record(line: int, obj: dict, *, max_chars: int, benchmark: str | None 
     )
 
 
+def check_records(
+    rows: Iterable[tuple[int, dict]], *, max_chars: int, benchmark: str | None = None
+) -> Iterator[ItemRecord | LineError]:
+    """Check objects one at a time, yielding each record or its errors (a duplicate uid: an error on the later line)."""
+    first_line: dict[str, int] = {}
+    for line, obj in rows:
+        parsed = parse_record(line, obj, max_chars=max_chars, benchmark=benchmark)
+        if isinstance(parsed, list):
+            yield from parsed
+            continue
+        if parsed.uid in first_line:
+            yield LineError(
+                line,
+                "uid",
+                _("duplicate uid %(uid)s (first on line %(line)s)")
+                % {"uid": repr(parsed.uid), "line": first_line[parsed.uid]},
+            )
+            continue
+        first_line[parsed.uid] = line
+        yield parsed
+
+
 def parse_records(
     rows: Iterable[tuple[int, dict]], *, max_chars: int, benchmark: str | None = None
 ) -> tuple[list[ItemRecord], list[LineError]]:
     """Check many objects; duplicate uids within one file are errors on the later line."""
     records: list[ItemRecord] = []
     errors: list[LineError] = []
-    first_line: dict[str, int] = {}
-    for line, obj in rows:
-        parsed = parse_record(line, obj, max_chars=max_chars, benchmark=benchmark)
-        if isinstance(parsed, list):
-            errors.extend(parsed)
-            continue
-        if parsed.uid in first_line:
-            errors.append(
-                LineError(
-                    line,
-                    "uid",
-                    _("duplicate uid %(uid)s (first on line %(line)s)")
-                    % {"uid": repr(parsed.uid), "line": first_line[parsed.uid]},
-                )
-            )
-            continue
-        first_line[parsed.uid] = line
-        records.append(parsed)
+    for checked in check_records(rows, max_chars=max_chars, benchmark=benchmark):
+        (errors if isinstance(checked, LineError) else records).append(checked)
     return records, errors
+
+
+def dump_lines(records: Iterable[dict]) -> Iterator[str]:
+    """Yield records one per line in canonical form, as ``dump_jsonl`` writes them, without joining them."""
+    for record in records:
+        yield canonical_json(record) + "\n"
 
 
 def dump_jsonl(records: Iterable[dict]) -> str:

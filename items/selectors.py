@@ -1,11 +1,13 @@
 """Reads shared by pages, the API, exports and commands."""
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
 
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.core.cache import cache
+from django.db.models import CharField, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Value
 from django.utils.translation import gettext as _
 
-from items.content import LANGUAGES, prose_text
+from items.content import CJK_CHAR, LANGUAGES, cjk_search_form, prose_text
 from items.diff import flatten_version
 from items.interchange import FORMAT
 from items.models import (
@@ -38,17 +40,34 @@ ITEM_FILTERS = (
 CANDIDATE_STATUSES = ("draft", "in_screening")
 
 
+HOME_SUMMARY_KEY = "items:bank_summary"
+HOME_SUMMARY_TTL_SECONDS = 60
+
+
 def bank_summary() -> dict:
     """Return the home page's counts: benchmarks with their items, items per status, items out of parity.
 
-    ``status_counts`` holds (label, count, status) for every status, in the order of ``Item.Status``.
+    ``status_counts`` holds (label, count, status) for every status, in the order of ``Item.Status``. The counts
+    come from one grouped query and are cached for a minute, so the home page does not count the bank per request.
     """
-    benchmarks = Benchmark.objects.annotate(n_items=Count("items")).order_by("slug")
-    status_counts = dict(Item.objects.values_list("status").annotate(n=Count("id")).order_by())
-    parity_problems = Item.objects.filter(parity_ok=False).count()
+    return cache.get_or_set(HOME_SUMMARY_KEY, _bank_summary, HOME_SUMMARY_TTL_SECONDS)
+
+
+def _bank_summary() -> dict:
+    per_benchmark: Counter = Counter()
+    per_status: Counter = Counter()
+    parity_problems = 0
+    groups = Item.objects.values_list("benchmark_id", "status", "parity_ok").annotate(n=Count("id")).order_by()
+    for benchmark_id, status, parity_ok, n in groups:
+        per_benchmark[benchmark_id] += n
+        per_status[status] += n
+        parity_problems += 0 if parity_ok else n
+    benchmarks = list(Benchmark.objects.order_by("slug"))
+    for benchmark in benchmarks:
+        benchmark.n_items = per_benchmark[benchmark.pk]
     return {
         "benchmarks": benchmarks,
-        "status_counts": [(label, status_counts.get(value, 0), value) for value, label in Item.Status.choices],
+        "status_counts": [(label, per_status[value], value) for value, label in Item.Status.choices],
         "parity_problems": parity_problems,
     }
 
@@ -77,7 +96,8 @@ def item_list(*, filters: Mapping[str, str] | None = None) -> QuerySet[Item]:
     if value := filters.get("scenario"):
         qs = qs.filter(scenario__code=value)
     if value := filters.get("valence"):
-        qs = qs.filter(emotions__valence=value).distinct()
+        labelled = Item.emotions.through.objects.filter(item_id=OuterRef("pk"), emotioncategory__valence=value)
+        qs = qs.filter(Exists(labelled))
     if value := filters.get("difficulty"):
         qs = qs.filter(difficulty="" if value == "none" else value)
     match filters.get("languages"):
@@ -95,7 +115,11 @@ def item_list(*, filters: Mapping[str, str] | None = None) -> QuerySet[Item]:
         case "ok":
             qs = qs.filter(parity_ok=True)
     if value := (filters.get("q") or "").strip():
-        qs = qs.filter(Q(uid__icontains=value) | Q(search_text__icontains=value))
+        # search_text holds a CJK form too (items.content.searchable_text), which a trigram index serves on
+        # PostgreSQL; elsewhere this is a plain substring scan.
+        # Uids are ASCII: a Chinese query leaves them out, so that it needs no scan of the uid index.
+        in_text = Q(search_text__icontains=cjk_search_form(value))
+        qs = qs.filter(in_text if CJK_CHAR.search(value) else Q(uid__icontains=value) | in_text)
     return qs.order_by("uid")
 
 
@@ -178,21 +202,25 @@ def taxonomy_tree() -> dict:
     }
 
 
+COVERAGE_TTL_SECONDS = 60
+
+
 def coverage(*, benchmark: Benchmark) -> dict:
     """Count accepted and candidate items by dimension x language, scenario domain, valence and difficulty.
 
     Each count is per language (an item counts once for each language it has); an item labelled with emotions of
-    several valence groups counts in each of them.
+    several valence groups counts in each of them. The counts, grouped in the database, still read every item of
+    the benchmark, so they are cached for a minute.
     """
+    return cache.get_or_set(
+        f"items:coverage:{benchmark.pk}", lambda: _coverage(benchmark=benchmark), COVERAGE_TTL_SECONDS
+    )
+
+
+def _coverage(*, benchmark: Benchmark) -> dict:
     from items.models import ScenarioDomain
 
     dims = list(Dimension.objects.filter(benchmark=benchmark, children__isnull=True).order_by("position"))
-    items = (
-        Item.objects.filter(benchmark=benchmark)
-        .select_related("scenario__domain")
-        .prefetch_related("emotions")
-        .only("id", "dimension_id", "status", "difficulty", "has_en", "has_zh", "scenario__domain__code")
-    )
     domains = list(ScenarioDomain.objects.all())
     valences = list(EmotionCategory.Valence.values)
     difficulties = [*Item.Difficulty.values, "none"]
@@ -206,22 +234,39 @@ def coverage(*, benchmark: Benchmark) -> dict:
         }
         for d in dims
     }
-    for item in items:
-        row = table.get(item.dimension_id)
-        if row is None or item.status == Item.Status.REJECTED:
+    # Counted in the database, in one query of two grouped halves: one row per group, however many items there are.
+    counted = Item.objects.filter(benchmark=benchmark).exclude(status=Item.Status.REJECTED).order_by()
+    keys = ("dimension_id", "status", "has_en", "has_zh")
+    none = Value(None, output_field=CharField())
+    by_other = counted.annotate(
+        g_difficulty=F("difficulty"), g_domain=F("scenario__domain__code"), g_valence=none
+    ).values_list(*keys, "g_difficulty", "g_domain", "g_valence")
+    by_valence = (
+        counted.filter(emotions__isnull=False)
+        .annotate(g_difficulty=none, g_domain=none, g_valence=F("emotions__valence"))
+        .values_list(*keys, "g_difficulty", "g_domain", "g_valence")
+    )
+    groups = (
+        by_other.annotate(n=Count("id")).union(by_valence.annotate(n=Count("id", distinct=True)), all=True).order_by()
+    )
+    for dimension_id, status, has_en, has_zh, difficulty, domain, valence, n in groups:
+        row = table.get(dimension_id)
+        if row is None:
             continue
-        bucket = "accepted" if item.status == Item.Status.ACCEPTED else "candidate"
-        item_valences = {e.valence for e in item.emotions.all()}
-        for lang, present in (("en", item.has_en), ("zh", item.has_zh)):
-            if not present:
+        bucket = "accepted" if status == Item.Status.ACCEPTED else "candidate"
+        for lang in _present(has_en, has_zh):
+            if valence is not None:
+                row["valence"][(lang, valence)][bucket] += n
                 continue
-            row["lang"][lang][bucket] += 1
-            if item.scenario_id:
-                row["domain"][(lang, item.scenario.domain.code)][bucket] += 1
-            for v in item_valences:
-                row["valence"][(lang, v)][bucket] += 1
-            row["difficulty"][(lang, item.difficulty or "none")][bucket] += 1
+            row["lang"][lang][bucket] += n
+            if domain is not None:
+                row["domain"][(lang, domain)][bucket] += n
+            row["difficulty"][(lang, difficulty or "none")][bucket] += n
     return {"dimensions": dims, "table": table, "domains": domains, "valences": valences, "difficulties": difficulties}
+
+
+def _present(has_en: bool, has_zh: bool) -> list[str]:
+    return [lang for lang, present in (("en", has_en), ("zh", has_zh)) if present]
 
 
 def benchmark_texts(*, benchmark: Benchmark, lang: str) -> dict[str, str]:

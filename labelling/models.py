@@ -111,6 +111,8 @@ class LabelAssignment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["comparison", "expert"], name="one_assignment_per_expert_and_comparison")
         ]
+        # The expert's queue in order, for the next open assignment without a scan.
+        indexes = [models.Index(fields=["expert", "position", "id"], name="label_queue_order")]
         verbose_name = _("labelling assignment")
         verbose_name_plural = _("labelling assignments")
 

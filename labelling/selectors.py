@@ -2,69 +2,85 @@
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 
-from labelling.models import ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+from labelling.models import Comparison, ComparisonSet, LabelAssignment, ModelResponse
 
 
 def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
     """Return every comparison set as (set, comparisons, labelled by the expert, assigned to the expert)."""
-    sets = []
-    for cs in ComparisonSet.objects.select_related("benchmark"):
-        done, total = label_progress(comparison_set=cs, expert=expert)
-        sets.append((cs, cs.comparisons.count(), done, total))
-    return sets
+    sizes = Comparison.objects.filter(comparison_set=OuterRef("pk")).order_by().values("comparison_set")
+    sets = ComparisonSet.objects.select_related("benchmark").annotate(
+        n_comparisons=Coalesce(Subquery(sizes.annotate(n=Count("id")).values("n")), 0)
+    )
+    progress = {
+        set_id: (done, total)
+        for set_id, done, total in LabelAssignment.objects.filter(expert=expert)
+        .values_list("comparison__comparison_set_id")
+        .annotate(done=Count("label"), total=Count("id"))
+        .order_by()
+    }
+    return [(cs, cs.n_comparisons, *progress.get(cs.pk, (0, 0))) for cs in sets]
 
 
 def label_assignment(*, comparison_set: ComparisonSet, pk: int) -> LabelAssignment | None:
-    """Return an assignment of the set with the item, dimension and both responses it shows; None if none."""
+    """Return an assignment of the set with the item, dimension, both responses it shows and its label, if any."""
     return (
         LabelAssignment.objects.select_related(
             "comparison__item__current_revision",
             "comparison__dimension",
             "comparison__response_a",
             "comparison__response_b",
+            "label",
         )
         .filter(pk=pk, comparison__comparison_set=comparison_set)
         .first()
     )
 
 
-def label_queue(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> list[LabelAssignment]:
-    """Return the expert's assignments in queue order."""
-    return list(
-        LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert)
-        .select_related("comparison__item", "comparison__dimension", "comparison__response_a", "comparison__response_b")
-        .order_by("position", "id")
-    )
-
-
 def label_next(
     *, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | None = None
 ) -> LabelAssignment | None:
-    """Return the next unlabelled assignment of the expert."""
-    labelled = set(
-        ExpertLabel.objects.filter(
-            assignment__comparison__comparison_set=comparison_set, assignment__expert=expert
-        ).values_list("assignment_id", flat=True)
-    )
-    pending = [
-        a for a in label_queue(comparison_set=comparison_set, expert=expert) if a.pk not in labelled and a.pk != after
-    ]
-    return pending[0] if pending else None
+    """Return the expert's first unlabelled assignment in queue order, other than ``after``."""
+    pending = LabelAssignment.objects.filter(
+        comparison__comparison_set=comparison_set, expert=expert, label__isnull=True
+    ).order_by("position", "id")
+    if after is not None:
+        pending = pending.exclude(pk=after)
+    return pending.first()
 
 
 def label_progress(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> tuple[int, int]:
     """Return (labelled, assigned) for the expert."""
-    assigned = LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert)
-    return ExpertLabel.objects.filter(assignment__in=assigned).count(), assigned.count()
+    counts = LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert).aggregate(
+        done=Count("label"), total=Count("id")
+    )
+    return counts["done"], counts["total"]
+
+
+MODEL_NAMES_TTL_SECONDS = 300
 
 
 def set_model_names(*, comparison_set: ComparisonSet) -> list[str]:
-    """Return the names of every model whose responses appear in the set (to hide them from raters)."""
-    ids = set()
-    for a, b in comparison_set.comparisons.values_list("response_a_id", "response_b_id"):
-        ids.update((a, b))
-    return sorted(set(ModelResponse.objects.filter(pk__in=ids).values_list("model_name", flat=True)))
+    """Return the names of every model whose responses appear in the set (to hide them from raters).
+
+    A set's comparisons are fixed when it is built, so the names are cached for a few minutes.
+    """
+    return cache.get_or_set(
+        f"labelling:set-model-names:{comparison_set.pk}",
+        lambda: _set_model_names(comparison_set),
+        MODEL_NAMES_TTL_SECONDS,
+    )
+
+
+def _set_model_names(comparison_set: ComparisonSet) -> list[str]:
+    comparisons = Comparison.objects.filter(comparison_set=comparison_set)
+    used = Q(pk__in=comparisons.values("response_a_id")) | Q(pk__in=comparisons.values("response_b_id"))
+    return list(
+        ModelResponse.objects.filter(used).order_by("model_name").values_list("model_name", flat=True).distinct()
+    )
 
 
 def eligible_labellers() -> list[AbstractBaseUser]:

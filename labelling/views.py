@@ -13,7 +13,7 @@ from items.services import ImportFailed
 from labelling import selectors
 from labelling import services as comparisons
 from labelling.forms import ComparisonSetForm, GenerateForm
-from labelling.models import ComparisonSet, ExpertLabel
+from labelling.models import ComparisonSet
 from labelling.pairwise import anonymise, plus_string
 from llm.models import Run
 
@@ -150,7 +150,7 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     done, total = selectors.label_progress(comparison_set=cs, expert=request.user)
     nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
     model_names = selectors.set_model_names(comparison_set=cs)
-    existing = ExpertLabel.objects.filter(assignment=assignment_obj).first()
+    existing = getattr(assignment_obj, "label", None)
     return render(
         request,
         "labelling/label.html",

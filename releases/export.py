@@ -106,8 +106,11 @@ def _csv(rows: list[dict]) -> bytes:
 
 
 def _parquet(rows: list[dict]) -> bytes:
-    flat = [_flat(r) for r in rows]
-    table = pa.table({col: pa.array([r[col] for r in flat], type=pa.string()) for col in CSV_COLUMNS})
+    columns: dict[str, list[str]] = {col: [] for col in CSV_COLUMNS}
+    for row in rows:
+        for col, value in _flat(row).items():
+            columns[col].append(value)
+    table = pa.table({col: pa.array(columns.pop(col), type=pa.string()) for col in CSV_COLUMNS})
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd", use_dictionary=False, write_statistics=False, store_schema=False)
     return sink.getvalue()

@@ -8,10 +8,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psycopg
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -36,16 +37,23 @@ def _require_draft(release: Release) -> None:
         )
 
 
-def _pin(release: Release, items: list[Item]) -> int:
+def _pin(release: Release, items: list[tuple[int, int]]) -> int:
+    """Pin (item id, revision id) pairs to ``release``."""
     ReleaseItem.objects.bulk_create(
-        [ReleaseItem(release=release, item=item, revision_id=item.current_revision_id) for item in items]
+        [ReleaseItem(release=release, item_id=item_id, revision_id=revision_id) for item_id, revision_id in items],
+        batch_size=2000,
     )
     return len(items)
 
 
-def _matching_items(benchmark: Benchmark, filters: dict) -> list[Item]:
+def _matching_items(benchmark: Benchmark, filters: dict) -> list[tuple[int, int]]:
+    """Return (item id, current revision id) of every item matching ``filters`` that has a revision."""
     query = {**filters, "benchmark": benchmark.slug}
-    return [i for i in selectors.item_list(filters=query) if i.current_revision_id]
+    return list(
+        selectors.item_list(filters=query)
+        .filter(current_revision__isnull=False)
+        .values_list("pk", "current_revision_id")
+    )
 
 
 @transaction.atomic
@@ -136,7 +144,7 @@ def release_items_change(
     if errors:
         raise ValidationError(errors)
     release.entries.filter(item__uid__in=remove).delete()
-    _pin(release, [items[uid] for uid in add])
+    _pin(release, [(items[uid].pk, items[uid].current_revision_id) for uid in add])
     release.updated_by = user
     release.save()
     return release
@@ -144,7 +152,18 @@ def release_items_change(
 
 def release_entries(release: Release) -> list[ReleaseItem]:
     """Return the pinned entries with what validation and export need, sorted by uid in Python."""
-    entries = list(release.entries.select_related("item", "revision", "item__dimension", "item__scenario__domain"))
+    # Nothing reads the item's search text, metadata (the pinned revision's attributes hold it), its dimension's
+    # definitions, or the revision's stored parity and message: left unread, they cost a large release no memory.
+    entries = list(
+        release.entries.select_related("item", "revision", "item__dimension").defer(
+            "item__search_text",
+            "item__metadata",
+            "item__dimension__definition_en",
+            "item__dimension__definition_zh",
+            "revision__parity_issues",
+            "revision__message",
+        )
+    )
     return sorted(entries, key=lambda e: e.item.uid)
 
 
@@ -173,10 +192,34 @@ def _entry_facts(release: Release, entries: list[ReleaseItem]) -> list[EntryFact
     return facts
 
 
-def release_validate(*, release: Release) -> list[Check]:
-    """Run the freeze checklist on a release as it stands."""
+def release_page_entries(*, release: Release) -> list[ReleaseItem]:
+    """Return the pinned entries as the release page lists them (uid, dimension, revision numbers), sorted by uid.
+
+    Content, attributes and search text are left unread: the page of a large release needs none of them.
+    """
+    entries = release.entries.select_related("item", "item__dimension", "revision").only(
+        "id",
+        "release_id",
+        "item_id",
+        "revision_id",
+        "item__uid",
+        "item__current_revision_id",
+        "item__dimension__id",
+        "item__dimension__code",
+        "item__dimension__name_en",
+        "item__dimension__name_zh",
+        "revision__id",
+        "revision__number",
+    )
+    return sorted(entries, key=lambda e: e.item.uid)
+
+
+def release_validate(*, release: Release, entries: list[ReleaseItem] | None = None) -> list[Check]:
+    """Run the freeze checklist on a release as it stands (``entries``: its ``release_entries``, if read already)."""
+    if entries is None:
+        entries = release_entries(release)
     return release_checklist(
-        _entry_facts(release, release_entries(release)),
+        _entry_facts(release, entries),
         duplicate_threshold=settings.NEAR_DUPLICATE_THRESHOLD,
         max_domain_share=settings.RELEASE_MAX_DOMAIN_SHARE,
         min_valence_share=settings.RELEASE_MIN_VALENCE_SHARE,
@@ -205,7 +248,7 @@ def release_freeze(*, release: Release, user: AbstractBaseUser | None, override_
         raise ValidationError(
             _("Release %(version)s has no items; there is nothing to freeze.") % {"version": release.version}
         )
-    checks = release_validate(release=release)
+    checks = release_validate(release=release, entries=entries)
     failed = [c.code for c in checks if not c.passed]
     override_reason = override_reason.strip()
     if failed and not override_reason:
@@ -221,17 +264,32 @@ def release_freeze(*, release: Release, user: AbstractBaseUser | None, override_
     release.content_checksum = _content_checksum(entries)
     release.updated_by = user
     release.full_clean()
+    files = release_files_build(release=release, entries=entries)
+    del entries
     # The files go in while the row still says draft: from the moment it says frozen, the database refuses them.
-    ReleaseFile.objects.bulk_create(
-        [
-            ReleaseFile(
-                release=release, name=name, content=data, size=len(data), sha256=hashlib.sha256(data).hexdigest()
-            )
-            for name, data in release_files_build(release=release, entries=entries).items()
-        ]
-    )
+    # One statement per file, each dropped once written: a statement quotes its bytes, and all of them at once
+    # would hold the whole export several times over.
+    for name in list(files):
+        _file_insert(release=release, name=name, data=files.pop(name))
     release.save()
     return release
+
+
+def _file_insert(*, release: Release, name: str, data: bytes) -> None:
+    """Store one export file of a release being frozen (the caller holds its row locked, still a draft)."""
+    row = ReleaseFile(release=release, name=name, content=data, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    if connection.vendor != "postgresql":
+        ReleaseFile.objects.bulk_create([row])
+        return
+    # Django binds parameters on the client, quoting bytes as hex text inside the statement: several copies of a
+    # file tens of megabytes long. A server-side-binding cursor on the same connection (and transaction) sends them
+    # as one binary parameter instead.
+    with psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(
+            f"INSERT INTO {ReleaseFile._meta.db_table} (release_id, name, content, size, sha256) "
+            "VALUES (%s, %s, %b, %s, %s)",
+            [release.pk, row.name, data, row.size, row.sha256],
+        )
 
 
 def release_files_build(*, release: Release, entries: list[ReleaseItem]) -> dict[str, bytes]:
@@ -241,16 +299,19 @@ def release_files_build(*, release: Release, entries: list[ReleaseItem]) -> dict
     return export_files(record.release_meta(release, items=len(records)), records, facts)
 
 
-def release_card_text(*, release: Release, checks: list[Check] | None = None) -> str:
+def release_card_text(
+    *, release: Release, checks: list[Check] | None = None, entries: list[ReleaseItem] | None = None
+) -> str:
     """Return the dataset card: as kept at freeze, or for a draft a preview written from the record now.
 
-    ``checks``: the draft's checklist, when the caller has run it already.
+    ``checks`` and ``entries``: the draft's checklist and ``release_entries``, when the caller has them already.
     """
     if release.is_frozen:
         return bytes(ReleaseFile.objects.get(release=release, name="README.md").content).decode("utf-8")
-    entries = release_entries(release)
+    if entries is None:
+        entries = release_entries(release)
     if checks is None:
-        checks = release_validate(release=release)
+        checks = release_validate(release=release, entries=entries)
     facts = record.card_facts(release, entries, checks=[c.as_dict() for c in checks])
     return card_markdown(record.release_meta(release, items=len(entries)), facts)
 

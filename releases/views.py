@@ -59,10 +59,16 @@ def release_create(request: HttpRequest) -> HttpResponse:
 @permission_required("items.view_item")
 def release_detail(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     release = _get(slug, version)
-    entries = releases.release_entries(release)
-    checks = releases.release_validate(release=release) if not release.is_frozen else None
+    if release.is_frozen:
+        # Everything shown was recorded at freeze (files, digests, card, checklist): read it, never write it again.
+        entries = releases.release_page_entries(release=release)
+        checks = None
+        card = releases.release_card_text(release=release)
+    else:
+        entries = releases.release_entries(release)
+        checks = releases.release_validate(release=release, entries=entries)
+        card = releases.release_card_text(release=release, checks=checks, entries=entries)
     checksums = releases.release_export_checksums(release=release) if release.is_frozen else []
-    card = releases.release_card_text(release=release, checks=checks)
     others = selectors.release_others(release=release)
     return render(
         request,

@@ -75,6 +75,8 @@ class ScreeningRound(models.Model):
     )
     closed_at = models.DateTimeField(null=True, blank=True)
     close_note = models.TextField(_("closing note"), blank=True)
+    # Filled when the round closes: its reviews cannot change after that (screening.selectors.round_statistics).
+    statistics = models.JSONField(_("Statistics"), null=True, blank=True, editable=False)
 
     class Meta:
         permissions = [
@@ -139,6 +141,8 @@ class ReviewAssignment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["round_item", "reviewer"], name="one_assignment_per_reviewer_and_item")
         ]
+        # The reviewer's queue in order, for the next open assignment without a scan.
+        indexes = [models.Index(fields=["reviewer", "position", "id"], name="review_queue_order")]
         verbose_name = _("review assignment")
         verbose_name_plural = _("review assignments")
 

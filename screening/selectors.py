@@ -1,30 +1,61 @@
 """Reads of screening shared by pages, the API and commands: queues, progress and round statistics."""
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import (
+    Aggregate,
+    Case,
+    Count,
+    Exists,
+    F,
+    FloatField,
+    Min,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Extract
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from screening.agreement import nominal_alpha
 from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
 
 
 def round_overview(*, reviewer: AbstractBaseUser) -> list[tuple[ScreeningRound, int, int]]:
     """Return every round, open ones first and newest first, with the reviewer's (submitted, assigned)."""
     rounds = ScreeningRound.objects.select_related("benchmark").order_by("status", "-opened_at")
-    overview = []
-    for r in rounds:
-        done, total = reviewer_progress(round=r, reviewer=reviewer)
-        overview.append((r, done, total))
-    return overview
+    progress = {
+        round_id: (done, total)
+        for round_id, done, total in ReviewAssignment.objects.filter(reviewer=reviewer)
+        .values_list("round_item__round_id")
+        .annotate(done=Count("id", filter=Q(review__status=Review.Status.SUBMITTED)), total=Count("id"))
+        .order_by()
+    }
+    return [(r, *progress.get(r.pk, (0, 0))) for r in rounds]
 
 
 def round_items(*, round: ScreeningRound) -> QuerySet[RoundItem]:
     """Return the items of a round with their dimensions, by uid."""
-    return round.round_items.select_related("item", "item__dimension").order_by("item__uid")
+    return round.round_items.select_related("item", "item__dimension", "adjudicated_by").order_by("item__uid")
+
+
+def round_outcome_counts(*, round: ScreeningRound) -> dict:
+    """Return the number of items in the round, of conflicts, and the id of a conflict to adjudicate first."""
+    conflict = Q(outcome=RoundItem.Outcome.CONFLICT)
+    return round.round_items.aggregate(
+        items=Count("id"), conflicts=Count("id", filter=conflict), first_conflict=Min("id", filter=conflict)
+    )
 
 
 def next_conflict(*, round: ScreeningRound) -> RoundItem | None:
@@ -32,13 +63,13 @@ def next_conflict(*, round: ScreeningRound) -> RoundItem | None:
     return round.round_items.filter(outcome=RoundItem.Outcome.CONFLICT).order_by("item__uid").first()
 
 
-def review_assignment(*, round: ScreeningRound, pk: int) -> ReviewAssignment | None:
-    """Return an assignment of the round with the item, dimension and revision under review; None if none."""
+def review_assignment(*, round_id: int, pk: int) -> ReviewAssignment | None:
+    """Return an assignment of the round with its round, item, dimension, revision and review; None if none."""
     return (
         ReviewAssignment.objects.select_related(
-            "round_item__item__dimension", "round_item__revision", "round_item__round"
+            "round_item__item__dimension", "round_item__revision", "round_item__round__benchmark", "review"
         )
-        .filter(pk=pk, round_item__round=round)
+        .filter(pk=pk, round_item__round_id=round_id)
         .first()
     )
 
@@ -62,24 +93,30 @@ def reviewer_queue(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> Quer
 
 def reviewer_progress(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> tuple[int, int]:
     """Return (submitted, assigned) for this reviewer in this round."""
-    queue = reviewer_queue(round=round, reviewer=reviewer)
-    done = queue.filter(review__status=Review.Status.SUBMITTED).count()
-    return done, queue.count()
+    counts = ReviewAssignment.objects.filter(round_item__round=round, reviewer=reviewer).aggregate(
+        done=Count("id", filter=Q(review__status=Review.Status.SUBMITTED)), total=Count("id")
+    )
+    return counts["done"], counts["total"]
 
 
 def next_assignment(
     *, round: ScreeningRound, reviewer: AbstractBaseUser, after: int | None = None
 ) -> ReviewAssignment | None:
-    """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around)."""
-    pending = [a for a in reviewer_queue(round=round, reviewer=reviewer) if not _submitted(a)]
-    if after is not None:
-        later = [a for a in pending if a.pk != after]
-        ids = [a.pk for a in pending]
-        if after in ids:
-            index = ids.index(after)
-            later = pending[index + 1 :] + pending[:index]
-        pending = later
-    return pending[0] if pending else None
+    """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around).
+
+    When ``after`` is not itself pending (it was just submitted), the queue starts again from the top. One indexed
+    query: the pending assignments after ``after`` sort before those that wrap around.
+    """
+    submitted = Q(review__status=Review.Status.SUBMITTED)
+    pending = reviewer_queue(round=round, reviewer=reviewer).filter(Q(review__isnull=True) | ~submitted)
+    if after is None:
+        return pending.first()
+    current = ReviewAssignment.objects.filter(pk=after)
+    position = Subquery(current.values("position")[:1])
+    later = Q(position__gt=position) | Q(position=position, id__gt=after)
+    restart = Exists(current.filter(submitted))
+    order = Case(When(restart, then=Value(0)), When(later, then=Value(0)), default=Value(1))
+    return pending.exclude(pk=after).annotate(wrapped=order).order_by("wrapped", "position", "id").first()
 
 
 def _submitted(assignment: ReviewAssignment) -> bool:
@@ -98,70 +135,154 @@ class RoundStats:
     progress: tuple[int, int]
 
 
-def round_statistics(*, round: ScreeningRound) -> RoundStats:
-    """Decisions per criterion and dimension, reviewer agreement (Krippendorff's alpha, nominal), throughput."""
-    import krippendorff
+DECISION_CODES = ("accept", "revise", "reject")
 
-    assignments = list(
-        ReviewAssignment.objects.filter(round_item__round=round).select_related(
-            "round_item__item__dimension", "reviewer", "review"
-        )
-    )
-    submitted = [a for a in assignments if _submitted(a)]
-    decisions = Counter(a.review.decision for a in submitted)
-    per_dimension: dict = defaultdict(Counter)
-    for a in submitted:
-        per_dimension[a.round_item.item.dimension.name][a.review.decision] += 1
-    per_criterion: dict = {}
-    criteria = {c.code: c for c in round.criteria.all()}
-    for code, criterion in criteria.items():
-        values = [a.review.scores[code] for a in submitted if code in a.review.scores]
-        if criterion.scale == Criterion.Scale.PASS_FAIL:
-            passed = sum(1 for v in values if v == "pass")
-            per_criterion[criterion.name] = {"n": len(values), "pass_rate": passed / len(values) if values else None}
-        else:
-            per_criterion[criterion.name] = {"n": len(values), "mean": float(np.mean(values)) if values else None}
-    reviewers = sorted({a.reviewer for a in assignments}, key=lambda u: u.get_username())
-    units = sorted({a.round_item_id for a in submitted})
-    codes = {"accept": 0.0, "revise": 1.0, "reject": 2.0}
-    alpha, note = None, ""
-    if len(reviewers) < 2 or not units:
-        note = _("Agreement needs at least two reviewers with submitted reviews.")
+
+class _Median(Aggregate):
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+OPEN_ROUND_STATISTICS_TTL_SECONDS = 30
+
+
+def round_statistics(*, round: ScreeningRound) -> RoundStats:
+    """Decisions per criterion and dimension, reviewer agreement (Krippendorff's alpha, nominal), throughput.
+
+    A closed round's reviews cannot change, so its figures are read from ``round.statistics``, stored when it
+    closed. An open round's are counted in the database and kept in the cache for half a minute.
+    """
+    if not round.is_open and round.statistics:
+        data = round.statistics
     else:
-        matrix = np.full((len(reviewers), len(units)), np.nan)
-        r_index = {u.pk: i for i, u in enumerate(reviewers)}
-        u_index = {u: j for j, u in enumerate(units)}
-        for a in submitted:
-            matrix[r_index[a.reviewer_id], u_index[a.round_item_id]] = codes[a.review.decision]
-        paired = np.sum(~np.isnan(matrix), axis=0) >= 2
-        values = matrix[~np.isnan(matrix)]
-        if not paired.any():
-            note = _("No item has two submitted reviews yet.")
-        elif len(set(values.tolist())) < 2:
-            note = _("Every review has the same decision, so agreement beyond chance is undefined.")
-        else:
-            alpha = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
-    throughput = []
-    for reviewer in reviewers:
-        mine = [a for a in submitted if a.reviewer_id == reviewer.pk]
-        seconds = [(a.review.submitted_at - a.review.started_at).total_seconds() for a in mine]
-        throughput.append(
-            {
-                "reviewer": reviewer.get_username(),
-                "assigned": sum(1 for a in assignments if a.reviewer_id == reviewer.pk),
-                "submitted": len(mine),
-                "median_seconds": float(np.median(seconds)) if seconds else None,
-            }
+        data = cache.get_or_set(
+            f"screening:round-statistics:{round.pk}",
+            lambda: round_statistics_data(round=round),
+            OPEN_ROUND_STATISTICS_TTL_SECONDS,
         )
+    zh = (get_language() or "en").startswith("zh")
+
+    def name(names: list[str]) -> str:
+        return names[1] if zh and names[1] else names[0]
+
+    notes = {
+        "few_reviewers": _("Agreement needs at least two reviewers with submitted reviews."),
+        "no_pairs": _("No item has two submitted reviews yet."),
+        "no_variation": _("Every review has the same decision, so agreement beyond chance is undefined."),
+    }
+    per_dimension = [(name(d["name"]), d["decisions"]) for d in data["per_dimension"]]
     return RoundStats(
-        decisions=dict(decisions),
-        per_dimension={k: dict(v) for k, v in sorted(per_dimension.items())},
-        per_criterion=per_criterion,
-        alpha=alpha,
-        alpha_note=note,
-        throughput=throughput,
-        progress=(len(submitted), len(assignments)),
+        decisions=data["decisions"],
+        per_dimension=dict(sorted(per_dimension, key=lambda pair: pair[0])),
+        per_criterion={name(c["name"]): c["figures"] for c in data["per_criterion"]},
+        alpha=data["alpha"],
+        alpha_note=notes.get(data["alpha_note"], ""),
+        throughput=data["throughput"],
+        progress=tuple(data["progress"]),
     )
+
+
+def round_statistics_data(*, round: ScreeningRound) -> dict:
+    """Count a round's statistics in the database and return them as JSON-ready data with names in both languages."""
+    assignments = ReviewAssignment.objects.filter(round_item__round=round)
+    submitted = assignments.filter(review__status=Review.Status.SUBMITTED)
+    criteria = list(round.criteria.all())
+    sums = {}
+    for i, criterion in enumerate(criteria):
+        sums[f"n{i}"] = Count("id", filter=Q(review__scores__has_key=criterion.code))
+        if criterion.scale == Criterion.Scale.PASS_FAIL:
+            sums[f"v{i}"] = Count("id", filter=Q(**{f"review__scores__{criterion.code}": "pass"}))
+        else:
+            sums[f"v{i}"] = Sum(Cast(KeyTextTransform(criterion.code, "review__scores"), FloatField()))
+    dimension = "round_item__item__dimension"
+    groups = (
+        submitted.values(f"{dimension}_id", f"{dimension}__name_en", f"{dimension}__name_zh", "review__decision")
+        .annotate(n=Count("id"), **sums)
+        .order_by()
+    )
+    decisions: dict = defaultdict(int)
+    dimensions: dict = {}
+    totals = {key: 0.0 for key in sums}
+    for row in groups:
+        decision = row["review__decision"]
+        decisions[decision] += row["n"]
+        entry = dimensions.setdefault(
+            row[f"{dimension}_id"],
+            {"name": [row[f"{dimension}__name_en"], row[f"{dimension}__name_zh"]], "decisions": {}},
+        )
+        entry["decisions"][decision] = row["n"]
+        for key in sums:
+            totals[key] += row[key] or 0
+    per_criterion = []
+    for i, criterion in enumerate(criteria):
+        n, value = int(totals[f"n{i}"]), totals[f"v{i}"]
+        key = "pass_rate" if criterion.scale == Criterion.Scale.PASS_FAIL else "mean"
+        per_criterion.append(
+            {"name": [criterion.name_en, criterion.name_zh], "figures": {"n": n, key: value / n if n else None}}
+        )
+    throughput = _throughput(assignments)
+    alpha, note = _alpha(round=round, reviewers=len(throughput), decisions=decisions)
+    return {
+        "decisions": dict(decisions),
+        "per_dimension": list(dimensions.values()),
+        "per_criterion": per_criterion,
+        "alpha": alpha,
+        "alpha_note": note,
+        "throughput": throughput,
+        "progress": [sum(decisions.values()), sum(t["assigned"] for t in throughput)],
+    }
+
+
+def _throughput(assignments: QuerySet[ReviewAssignment]) -> list[dict]:
+    submitted = Q(review__status=Review.Status.SUBMITTED)
+    seconds = Extract(F("review__submitted_at") - F("review__started_at"), "epoch")
+    rows = (
+        assignments.values("reviewer_id", "reviewer__username")
+        .annotate(assigned=Count("id"), submitted=Count("id", filter=submitted))
+        .order_by("reviewer__username")
+    )
+    if connection.vendor == "postgresql":
+        rows = rows.annotate(median_seconds=_Median(Case(When(submitted, then=seconds))))
+        medians = {r["reviewer_id"]: r["median_seconds"] for r in rows}
+    else:
+        # SQLite has no percentile aggregate; the small local databases read the durations instead.
+        durations: dict = defaultdict(list)
+        for reviewer_id, started, done in assignments.filter(submitted).values_list(
+            "reviewer_id", "review__started_at", "review__submitted_at"
+        ):
+            durations[reviewer_id].append((done - started).total_seconds())
+        medians = {pk: float(np.median(v)) for pk, v in durations.items()}
+    return [
+        {
+            "reviewer": r["reviewer__username"],
+            "assigned": r["assigned"],
+            "submitted": r["submitted"],
+            "median_seconds": medians.get(r["reviewer_id"]),
+        }
+        for r in rows
+    ]
+
+
+def _alpha(*, round: ScreeningRound, reviewers: int, decisions: dict) -> tuple[float | None, str]:
+    """Return (alpha, note code): the database counts each item's decisions, then how many items share a pattern."""
+    if reviewers < 2 or not decisions:
+        return None, "few_reviewers"
+    review, assignment, round_item = (m._meta.db_table for m in (Review, ReviewAssignment, RoundItem))
+    counts = ", ".join(f"SUM(CASE WHEN r.decision = %s THEN 1 ELSE 0 END) AS c{i}" for i in range(3))
+    sql = (
+        f"SELECT c0, c1, c2, COUNT(*) FROM (SELECT {counts} FROM {review} r "
+        f"JOIN {assignment} a ON a.id = r.assignment_id JOIN {round_item} ri ON ri.id = a.round_item_id "
+        "WHERE ri.round_id = %s AND r.status = %s GROUP BY a.round_item_id) units GROUP BY c0, c1, c2"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*DECISION_CODES, round.pk, Review.Status.SUBMITTED])
+        patterns = {(int(a), int(b), int(c)): n for a, b, c, n in cursor.fetchall()}
+    if not any(sum(p) >= 2 for p in patterns):
+        return None, "no_pairs"
+    if len(decisions) < 2:
+        return None, "no_variation"
+    return nominal_alpha(patterns), ""
 
 
 def eligible_reviewers() -> list[AbstractBaseUser]:

@@ -14,6 +14,7 @@ from items import selectors
 from items.models import Benchmark, Item, StatusDecision
 from items.services import item_status_decide
 from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+from screening.selectors import round_statistics_data
 
 UNREVIEWED_CHOICES = ("return_to_authors", "decide_on_submitted")
 OBJECTIVE_KINDS = {"mcq", "multi_turn_choice"}
@@ -263,6 +264,7 @@ def round_close(
     round.status = ScreeningRound.Status.CLOSED
     round.closed_by, round.closed_at = user, timezone.now()
     round.close_note = note or (f"unreviewed: {unreviewed}" if incomplete else "")
+    round.statistics = round_statistics_data(round=round)
     round.full_clean()
     round.save()
     return dict(counts)

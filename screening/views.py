@@ -11,11 +11,14 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.permissions import permission_required
+from items.pagination import IdsFirstPaginator
 from items.selectors import item_languages
 from screening import selectors
 from screening import services as screening
 from screening.forms import RoundOpenForm
 from screening.models import Review, ReviewAssignment, RoundItem, ScreeningRound
+
+OUTCOMES_PAGE_SIZE = 50
 
 
 @permission_required("screening.review_item")
@@ -54,12 +57,23 @@ def round_open(request: HttpRequest) -> HttpResponse:
 @permission_required("screening.review_item")
 def round_detail(request: HttpRequest, pk: int) -> HttpResponse:
     round = get_object_or_404(ScreeningRound.objects.select_related("benchmark", "opened_by", "closed_by"), pk=pk)
-    done, total = selectors.reviewer_progress(round=round, reviewer=request.user)
     can_manage = request.user.has_perm("screening.manage_round")
     # Blind review: outcomes and statistics appear once the round is closed.
     show_results = not round.is_open
     stats = selectors.round_statistics(round=round) if (show_results or can_manage) else None
-    round_items = selectors.round_items(round=round) if show_results else []
+    mine = [t for t in stats.throughput if t["reviewer"] == request.user.get_username()] if stats else None
+    if mine is None:
+        done, total = selectors.reviewer_progress(round=round, reviewer=request.user)
+    else:
+        done, total = (mine[0]["submitted"], mine[0]["assigned"]) if mine else (0, 0)
+    page, conflict_count, first_conflict = None, 0, None
+    if show_results:
+        outcomes = selectors.round_outcome_counts(round=round)
+        conflict_count, first_conflict = outcomes["conflicts"], outcomes["first_conflict"]
+        paginator = IdsFirstPaginator(
+            selectors.round_items(round=round), OUTCOMES_PAGE_SIZE, known_count=outcomes["items"]
+        )
+        page = paginator.get_page(request.GET.get("page"))
     return render(
         request,
         "screening/round_detail.html",
@@ -70,8 +84,9 @@ def round_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "can_manage": can_manage,
             "show_results": show_results,
             "stats": stats,
-            "round_items": round_items,
-            "conflicts": [ri for ri in round_items if ri.outcome == RoundItem.Outcome.CONFLICT],
+            "page": page,
+            "conflict_count": conflict_count,
+            "first_conflict": first_conflict,
         },
     )
 
@@ -92,17 +107,20 @@ def _posted_scores(request: HttpRequest) -> dict:
 
 @permission_required("screening.review_item")
 def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
-    round = get_object_or_404(ScreeningRound.objects.select_related("benchmark"), pk=pk)
-    assignment_obj = selectors.review_assignment(round=round, pk=assignment)
+    assignment_obj = selectors.review_assignment(round_id=pk, pk=assignment)
     if assignment_obj is None or assignment_obj.reviewer_id != request.user.pk:
         return render(
             request,
             "screening/review_denied.html",
-            {"round": round, "message": _("You are not assigned to review this item in this round.")},
+            {
+                "round": get_object_or_404(ScreeningRound.objects.select_related("benchmark"), pk=pk),
+                "message": _("You are not assigned to review this item in this round."),
+            },
             status=403,
         )
     round_item = assignment_obj.round_item
-    existing = Review.objects.filter(assignment=assignment_obj).first()
+    round = round_item.round
+    existing = getattr(assignment_obj, "review", None)
     error = ""
     if request.method == "POST":
         try:

@@ -1,8 +1,10 @@
-"""The item bank's data: taxonomy, items with immutable revisions, editor drafts, templates and drafting jobs."""
+"""The item bank's data: taxonomy, items with immutable revisions, editor drafts, templates and drafting jobs, and
+the near-duplicate index."""
 
 from items.models.decisions import StatusDecision
 from items.models.drafting import DraftingJob, ItemTemplate
 from items.models.items import Item, ItemDraft, ItemRevision, ItemRevisionQuerySet
+from items.models.similarity import ItemSignature, ItemSignatureBand, SimilarityIndex
 from items.models.taxonomy import (
     Benchmark,
     BilingualNamed,
@@ -24,8 +26,11 @@ __all__ = [
     "ItemDraft",
     "ItemRevision",
     "ItemRevisionQuerySet",
+    "ItemSignature",
+    "ItemSignatureBand",
     "ItemTemplate",
     "Scenario",
     "ScenarioDomain",
+    "SimilarityIndex",
     "StatusDecision",
 ]

@@ -1,19 +1,20 @@
 """Importing items from JSONL (the interchange format or EmoBench's files), all or nothing."""
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
 from core.errors import ServiceError
 from items import emobench
-from items.interchange import ItemRecord, LineError, parse_records, read_jsonl
-from items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, Scenario, StatusDecision
-from items.services.items import ItemState, item_create, item_revise
-from items.services.statuses import item_status_decide, user_may_decide_status
+from items.interchange import ItemRecord, LineError, check_records, iter_jsonl, parse_records, read_jsonl
+from items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, Scenario
+from items.services import bulk_import as bulk
+from items.services.items import ItemState
+from items.services.statuses import user_may_decide_status
 from items.services.taxonomy import taxonomy_load_fixture
 
 IMPORT_FORMATS = ("eistudio", "emobench")
@@ -120,8 +121,10 @@ def items_import(
 ) -> ImportReport:
     """Import items from JSONL bytes, all or nothing.
 
-    Raises ``ImportFailed`` listing every error (line and field) when any record is bad; nothing is written
-    then. Re-importing identical content changes nothing; changed content adds revisions.
+    Every line is checked first (``ImportFailed`` lists every error, naming line and field, and nothing is
+    written); then the items are written in batches inside one transaction, each item exactly as
+    ``item_create``, ``item_revise`` and ``item_status_decide`` would write it. Re-importing identical content
+    changes nothing; changed content adds revisions.
     """
     if format not in IMPORT_FORMATS:
         message = _("unknown format %(format)s; expected %(expected)s") % {
@@ -129,31 +132,108 @@ def items_import(
             "expected": ", ".join(IMPORT_FORMATS),
         }
         raise ImportFailed([LineError(0, "format", message)])
-    rows, errors = read_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES)
     report = ImportReport(dry_run=dry_run)
-    if format == "emobench" and not errors:
-        try:
-            rows, faults = emobench.emobench_records(rows, benchmark=benchmark or "emobench")
-        except ValueError as exc:
-            raise ImportFailed([LineError(0, "file", str(exc))]) from exc
-        report.source_faults = [f"line {f.line}: {f.field}: {f.message}" for f in faults]
-        if (benchmark or "emobench") not in set(Benchmark.objects.values_list("slug", flat=True)):
-            taxonomy_load_fixture("emobench_taxonomy.json")
-    records, parse_errors = parse_records(rows, max_chars=settings.ITEM_MAX_TEXT_CHARS, benchmark=benchmark)
-    errors.extend(parse_errors)
-    if not rows and not errors:
+    max_chars = settings.ITEM_MAX_TEXT_CHARS
+    if format == "emobench":
+        rows, errors = read_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES)
+        if not errors:
+            try:
+                rows, faults = emobench.emobench_records(rows, benchmark=benchmark or "emobench")
+            except ValueError as exc:
+                raise ImportFailed([LineError(0, "file", str(exc))]) from exc
+            report.source_faults = [f"line {f.line}: {f.field}: {f.message}" for f in faults]
+            if (benchmark or "emobench") not in set(Benchmark.objects.values_list("slug", flat=True)):
+                taxonomy_load_fixture("emobench_taxonomy.json")
+        records, parse_errors = parse_records(rows, max_chars=max_chars, benchmark=benchmark)
+        errors.extend(parse_errors)
+        empty = not rows
+
+        def full_records() -> Iterator[ItemRecord]:
+            return iter(records)
+
+    else:
+        # Two passes over the bytes: the first keeps only what the checks need, the second (while writing, batch
+        # by batch) parses each line again, so that the whole file is never held as Python objects.
+        records, errors, empty = _check_file(data, max_chars=max_chars, benchmark=benchmark)
+
+        def full_records() -> Iterator[ItemRecord]:
+            return _records(data, max_chars=max_chars, benchmark=benchmark)
+
+    if empty and not errors:
         errors.append(LineError(0, "file", _("the file holds no records")))
     if errors:
         raise ImportFailed(errors)
-    taxonomy = TaxonomyIndex()
+    with transaction.atomic():
+        taxonomy = TaxonomyIndex()
+        existing = bulk.existing_items(uids=[r.uid for r in records])
+        resolve_errors = _resolve_errors(records=records, taxonomy=taxonomy, existing=existing, user=user)
+        if resolve_errors:
+            raise ImportFailed(resolve_errors)
+        try:
+            bulk.write_records(
+                records=full_records(),
+                existing=existing,
+                taxonomy=taxonomy,
+                user=user,
+                report=report,
+                source_format=format,
+            )
+        except bulk.UidsTaken as exc:
+            raise ImportFailed(
+                [
+                    LineError(line, "record", _("An item with uid %(uid)s already exists.") % {"uid": uid})
+                    for uid, line in sorted(exc.uids.items(), key=lambda taken: taken[1])
+                ]
+            ) from exc
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def _check_file(
+    data: bytes, *, max_chars: int, benchmark: str | None
+) -> tuple[list[ItemRecord], list[LineError], bool]:
+    """Check every line; return the records without their content, the errors and whether no line held a record."""
+    read_errors: list[LineError] = []
+    rows_seen = 0
+
+    def rows() -> Iterator[tuple[int, dict]]:
+        nonlocal rows_seen
+        for row in iter_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES):
+            if isinstance(row, LineError):
+                read_errors.append(row)
+            else:
+                rows_seen += 1
+                yield row
+
+    records: list[ItemRecord] = []
+    parse_errors: list[LineError] = []
+    for checked in check_records(rows(), max_chars=max_chars, benchmark=benchmark):
+        if isinstance(checked, LineError):
+            parse_errors.append(checked)
+        else:
+            records.append(replace(checked, content={}, metadata={}))
+    return records, read_errors + parse_errors, rows_seen == 0
+
+
+def _records(data: bytes, *, max_chars: int, benchmark: str | None) -> Iterator[ItemRecord]:
+    """Yield the records of a file already checked by ``_check_file``."""
+    rows = (row for row in iter_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES) if isinstance(row, tuple))
+    for checked in check_records(rows, max_chars=max_chars, benchmark=benchmark):
+        if isinstance(checked, ItemRecord):
+            yield checked
+
+
+def _resolve_errors(
+    *,
+    records: list[ItemRecord],
+    taxonomy: TaxonomyIndex,
+    existing: dict[str, bulk.ExistingItem],
+    user: AbstractBaseUser | None,
+) -> list[LineError]:
+    """Return the errors of records whose taxonomy codes, kind, benchmark or status the import cannot accept."""
+    errors: list[LineError] = []
     may_decide = user_may_decide_status(user)
-    existing = {
-        item.uid: item
-        for item in Item.objects.filter(uid__in=[r.uid for r in records]).select_related(
-            "benchmark", "current_revision"
-        )
-    }
-    resolved: list[tuple[ItemRecord, ItemState]] = []
     for record in records:
         state = taxonomy.resolve(record)
         if isinstance(state, list):
@@ -169,40 +249,21 @@ def items_import(
                     % {"uid": record.uid, "kind": item.kind},
                 )
             )
-        if item is not None and item.benchmark.slug != record.benchmark:
+        if item is not None and item.benchmark != record.benchmark:
             errors.append(
                 LineError(
                     record.line,
                     "benchmark",
                     _("item %(uid)s belongs to benchmark %(benchmark)s")
-                    % {"uid": record.uid, "benchmark": item.benchmark.slug},
+                    % {"uid": record.uid, "benchmark": item.benchmark},
                 )
             )
         if not may_decide:
             errors.extend(_status_errors(record=record, item=item))
-        resolved.append((record, state))
-    if errors:
-        raise ImportFailed(errors)
-    with transaction.atomic():
-        for record, state in resolved:
-            try:
-                _import_one(
-                    record=record,
-                    state=state,
-                    item=existing.get(record.uid),
-                    taxonomy=taxonomy,
-                    user=user,
-                    report=report,
-                    source_format=format,
-                )
-            except ValidationError as exc:
-                raise ImportFailed([LineError(record.line, "record", "; ".join(exc.messages))]) from exc
-        if dry_run:
-            transaction.set_rollback(True)
-    return report
+    return errors
 
 
-def _status_errors(*, record: ItemRecord, item: Item | None) -> list[LineError]:
+def _status_errors(*, record: ItemRecord, item: "bulk.ExistingItem | None") -> list[LineError]:
     """Return the error of a record whose status would change the item's, for an importer who may not decide it."""
     current = item.status if item is not None else Item.Status.DRAFT
     if record.status is None or record.status == current:
@@ -218,42 +279,3 @@ def _status_errors(*, record: ItemRecord, item: Item | None) -> list[LineError]:
             "(leave the field out or give %(current)s)"
         ) % {"uid": record.uid, "current": current}
     return [LineError(record.line, "status", message)]
-
-
-def _import_one(
-    *,
-    record: ItemRecord,
-    state: ItemState,
-    item: Item | None,
-    taxonomy: TaxonomyIndex,
-    user: AbstractBaseUser | None,
-    report: ImportReport,
-    source_format: str,
-) -> None:
-    if item is None:
-        item = item_create(
-            benchmark=taxonomy.benchmarks[record.benchmark],
-            uid=record.uid,
-            kind=record.kind,
-            state=state,
-            user=user,
-            message=record.message or _("Imported"),
-            origin=record.origin,
-        )
-        report.created.append(record.uid)
-    else:
-        revision = item_revise(item=item, state=state, user=user, message=record.message or _("Re-imported"))
-        (report.revised if revision else report.unchanged).append(record.uid)
-    if record.status is not None and record.status != item.status:
-        item_status_decide(
-            item=item,
-            status=record.status,
-            user=user,
-            reason=_("Imported with status %(status)s (line %(line)s).")
-            % {"status": record.status, "line": record.line},
-            source=StatusDecision.Source.IMPORT,
-            reference={"format": source_format, "line": record.line},
-        )
-    item.refresh_from_db(fields=["current_revision"])
-    if item.current_revision.parity_issues:
-        report.flagged[record.uid] = item.current_revision.parity_issues

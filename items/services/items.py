@@ -23,6 +23,7 @@ from items.models import (
     Scenario,
     StatusDecision,
 )
+from items.signatures import signatures_update
 
 
 class RevisionConflict(ServiceError):
@@ -101,6 +102,7 @@ def _write_revision(*, item: Item, state: ItemState, user: AbstractBaseUser | No
     item.full_clean()
     item.save()
     item.emotions.set(state.emotions)
+    signatures_update(item=item, revision=revision)
     return revision
 
 

@@ -1,8 +1,10 @@
 """Coverage dashboard and near-duplicate clusters."""
 
+import math
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -11,10 +13,12 @@ from django.utils.translation import gettext as _
 from core.permissions import permission_required
 from items import selectors
 from items.content import LANGUAGES
+from items.lsh import LOWEST_THRESHOLD
 from items.models import Benchmark, EmotionCategory, Item
-from items.similarity import clusters, near_duplicates
+from items.neighbours import near_duplicate_report
 
 BREAKDOWNS = ("domain", "valence", "difficulty")
+CLUSTERS_PER_PAGE = 50
 
 
 def _items_url(**filters: str) -> str:
@@ -28,10 +32,12 @@ def _benchmark(request: HttpRequest) -> Benchmark | None:
 
 @permission_required("items.view_item")
 def coverage(request: HttpRequest) -> HttpResponse:
-    benchmark = _benchmark(request)
+    benchmarks = list(Benchmark.objects.order_by("slug"))
+    slug = request.GET.get("benchmark")
+    benchmark = next((b for b in benchmarks if b.slug == slug), None) if slug else next(iter(benchmarks), None)
     lang = request.GET.get("lang") if request.GET.get("lang") in LANGUAGES else "en"
     breakdown = request.GET.get("by") if request.GET.get("by") in BREAKDOWNS else "domain"
-    context: dict = {"benchmarks": Benchmark.objects.all(), "benchmark": benchmark, "lang": lang, "by": breakdown}
+    context: dict = {"benchmarks": benchmarks, "benchmark": benchmark, "lang": lang, "by": breakdown}
     if benchmark is None:
         return render(request, "items/coverage.html", context)
     data = selectors.coverage(benchmark=benchmark)
@@ -82,21 +88,20 @@ def coverage(request: HttpRequest) -> HttpResponse:
 
 @permission_required("items.view_item")
 def near_duplicate_clusters(request: HttpRequest) -> HttpResponse:
+    """List a benchmark's near-duplicate clusters in one language, largest first, a page at a time."""
     benchmark = _benchmark(request)
     lang = request.GET.get("lang") if request.GET.get("lang") in LANGUAGES else "en"
     try:
         threshold = float(request.GET.get("threshold", settings.NEAR_DUPLICATE_THRESHOLD))
     except ValueError:
         threshold = settings.NEAR_DUPLICATE_THRESHOLD
-    threshold = min(max(threshold, 0.1), 1.0)
-    groups, pairs = [], []
-    if benchmark is not None:
-        pairs = near_duplicates(selectors.benchmark_texts(benchmark=benchmark, lang=lang), threshold=threshold)
-        scores = {}
-        for p in pairs:
-            scores[p.a] = max(scores.get(p.a, 0), p.score)
-            scores[p.b] = max(scores.get(p.b, 0), p.score)
-        groups = [[(uid, scores[uid]) for uid in group] for group in clusters(pairs)]
+    if not math.isfinite(threshold):
+        threshold = settings.NEAR_DUPLICATE_THRESHOLD
+    # Below the lowest threshold the index is tuned for, pairs would be missed without a word: refuse to go there.
+    threshold = min(max(threshold, LOWEST_THRESHOLD), 1.0)
+    report = near_duplicate_report(benchmark=benchmark, language=lang, threshold=threshold) if benchmark else None
+    page = Paginator(report.clusters if report else [], CLUSTERS_PER_PAGE).get_page(request.GET.get("page"))
+    query = {"benchmark": benchmark.slug if benchmark else "", "lang": lang, "threshold": threshold}
     return render(
         request,
         "items/near_duplicates.html",
@@ -105,7 +110,11 @@ def near_duplicate_clusters(request: HttpRequest) -> HttpResponse:
             "benchmark": benchmark,
             "lang": lang,
             "threshold": threshold,
-            "groups": groups,
-            "pair_count": len(pairs),
+            "lowest_threshold": LOWEST_THRESHOLD,
+            "report": report,
+            "page": page,
+            "groups": page.object_list,
+            "pair_count": report.pairs if report else 0,
+            "query": urlencode({k: v for k, v in query.items() if v != ""}),
         },
     )

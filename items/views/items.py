@@ -6,7 +6,6 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -28,7 +27,8 @@ from items.forms import (
 )
 from items.interchange import SCHEMA_PATH, dump_jsonl
 from items.models import Benchmark, Item, ItemDraft, StatusDecision
-from items.similarity import nearest
+from items.neighbours import item_neighbours
+from items.pagination import IdsFirstPaginator, count_cache_key
 
 PAGE_SIZE = 25
 
@@ -128,7 +128,10 @@ def _list_filters(request: HttpRequest) -> dict[str, str]:
 def item_list(request: HttpRequest) -> HttpResponse:
     form = ItemFilterForm(request.GET or None)
     filters = _list_filters(request)
-    page = Paginator(selectors.item_list(filters=filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    paginator = IdsFirstPaginator(
+        selectors.item_list(filters=filters), PAGE_SIZE, count_key=count_cache_key("items", filters)
+    )
+    page = paginator.get_page(request.GET.get("page"))
     query = {k: v for k, v in request.GET.items() if k != "page" and v}
     context = {
         "form": form,
@@ -142,18 +145,14 @@ def item_list(request: HttpRequest) -> HttpResponse:
 
 def _detail_context(request: HttpRequest, item: Item, status_form: StatusDecisionForm | None = None) -> dict:
     revision = item.current_revision
-    similar = []
-    for lang in LANGUAGES:
-        texts = selectors.benchmark_texts(benchmark=item.benchmark, lang=lang)
-        for uid, score in nearest(texts, item.uid, k=3):
-            similar.append(
-                {"lang": lang, "uid": uid, "score": score, "warn": score >= settings.NEAR_DUPLICATE_THRESHOLD}
-            )
+    neighbours = item_neighbours(item=item, threshold=settings.NEAR_DUPLICATE_THRESHOLD)
+    similar = [{"lang": n.language, "uid": n.uid, "score": n.score, "warn": n.warn} for n in neighbours.nearest]
     may_decide = request.user.has_perm(services.DECIDE_STATUS) and item.status != Item.Status.IN_SCREENING
     return {
         "item": item,
         "similar": similar,
         "duplicate_warning": any(s["warn"] for s in similar),
+        "similarity_unindexed": neighbours.unindexed,
         "revision": revision,
         "languages": selectors.item_languages(item, revision),
         "parity_issues": parity_messages(revision.parity_issues) if revision else [],

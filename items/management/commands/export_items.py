@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandParser
 
 from items import selectors
-from items.interchange import dump_jsonl
+from items.interchange import dump_lines
 
 
 class Command(BaseCommand):
@@ -20,13 +20,21 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         filters = {k: options[k] for k in selectors.ITEM_FILTERS if options.get(k)}
-        records = list(selectors.item_export_records(items=selectors.item_list(filters=filters)))
-        body = dump_jsonl(records)
+        # Records come from a chunked query and are written one line at a time: memory stays flat however many.
+        lines = dump_lines(selectors.item_export_records(items=selectors.item_list(filters=filters)))
         if options["out"] == "-":
-            sys.stdout.write(body)
+            sys.stdout.writelines(lines)
             return
         out = Path(options["out"])
         tmp = out.with_name(out.name + ".partial")
-        tmp.write_text(body, encoding="utf-8")
-        tmp.replace(out)
-        self.stderr.write(self.style.SUCCESS(f"wrote {len(records)} items to {out}"))
+        count = 0
+        try:
+            with tmp.open("w", encoding="utf-8") as file:
+                for line in lines:
+                    file.write(line)
+                    count += 1
+            tmp.replace(out)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        self.stderr.write(self.style.SUCCESS(f"wrote {count} items to {out}"))

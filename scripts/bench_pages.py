@@ -1,0 +1,336 @@
+"""Server time, SQL queries and peak Python memory of the pages each role uses, on a database of a given size.
+
+    .venv/bin/python scripts/bench_pages.py --items 2000 [--runs 9] [--json OUT]
+    DATABASE_URL=postgres://USER@HOST/bench .venv/bin/python scripts/bench_pages.py --items 100000 --json out.json
+
+Builds the data once (reused when the database already holds it): N bilingual items with two revisions each and
+two emotions, 50 users, an open and a closed screening round over 1/12 of the items each with two reviewers per
+item, model responses to the open prompts and a comparison set labelled by experts (about 90% done). Rows are
+written with ``bulk_create`` in batches (the benchmark's own fast path; the import path has its own benchmark,
+scripts/bench_import.py). Without DATABASE_URL a throwaway SQLite file is used. A database holding items that this
+script did not make is refused, so it never writes into real data.
+
+Then requests every page with Django's test client as the role that uses it, ``--runs`` times, and prints one line
+per page: status, p50 and p95 server time, SQL queries, peak Python memory (tracemalloc, one extra run). ``--json``
+writes a list of objects with ``page``, ``role``, ``items``, ``queries``, ``p50_ms``, ``p95_ms``, ``peak_mb``.
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MARKER = "bench_lead"
+
+
+def setup_django() -> None:
+    sys.path.insert(0, str(ROOT))
+    if "DATABASE_URL" not in os.environ:
+        folder = Path(tempfile.mkdtemp(prefix="eistudio-bench-pages-"))
+        os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'db.sqlite3'}"
+    os.environ.setdefault("DEBUG", "1")  # no HTTPS redirect for the test client; pages and queries are the same
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.DEBUG = False  # no query log growing in memory; CaptureQueriesContext still counts
+
+
+def build(n: int, rng: random.Random) -> None:
+    """Write the benchmark's data (see the module docstring)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+    from django.core.management import call_command
+    from django.db import connection
+    from django.utils import timezone
+
+    from items import services
+    from items.content import searchable_text
+    from items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision
+    from items.synthetic import scenarios
+    from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+    from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+
+    user_model = get_user_model()
+    started = time.perf_counter()
+    if not Benchmark.objects.filter(slug="facet").exists():
+        services.taxonomy_load_fixture("taxonomy.json")
+    users = []
+    for i in range(50):
+        role = "lead_expert" if i == 0 else "researcher" if i == 1 else "expert"
+        user = user_model.objects.create_user(MARKER if i == 0 else f"bench_{i}", password="bench-pass-2026")
+        user.groups.add(Group.objects.get(name=role))
+        users.append(user)
+    lead, researcher, experts = users[0], users[1], users[2:]
+    benchmark = Benchmark.objects.get(slug="facet")
+    dimensions = list(Dimension.objects.filter(benchmark=benchmark, children__isnull=True))
+    emotions = list(EmotionCategory.objects.all())
+    statuses = ["draft"] * 5 + ["accepted"] * 3 + ["rejected", "in_screening"]
+    Item.objects.bulk_create(
+        [
+            Item(
+                uid=f"bench-{i:06d}",
+                benchmark=benchmark,
+                dimension=rng.choice(dimensions),
+                kind="open_prompt" if i % 4 == 0 else "mcq",
+                status=rng.choice(statuses),
+                difficulty=rng.choice(["", "easy", "medium", "hard"]),
+                has_en=True,
+                has_zh=i % 10 != 0,
+                parity_ok=i % 7 != 0,
+                created_by=lead,
+                updated_by=lead,
+            )
+            for i in range(n)
+        ],
+        batch_size=2000,
+    )
+    items = list(Item.objects.filter(uid__startswith="bench-").order_by("id"))
+    texts = scenarios(n, seed=rng.randrange(2**31))
+    revisions = []
+    for item in items:
+        text = texts[item.pk % len(texts)]
+        for number in (1, 2):
+            # Revision 1 is a draft of revision 2: realistic texts (items.synthetic), a rare near-duplicate.
+            en = text["en"] if number == 2 else text["en"].rsplit(" ", 3)[0]
+            zh = text["zh"] if number == 2 else text["zh"][:-6]
+            if item.kind == "open_prompt":
+                content = {"en": {"prompt": en}, "zh": {"prompt": zh}}
+            else:
+                content = {
+                    "en": {"context": en, "question": "How does she feel?", "options": ["a", "b", "c", "d"]},
+                    "zh": {"context": zh, "question": "她感觉如何？", "options": ["甲", "乙", "丙", "丁"]},
+                    "answer": 0,
+                }
+            revisions.append(
+                ItemRevision(item=item, number=number, content=content, content_hash=f"{item.pk}-{number}", author=lead)
+            )
+    ItemRevision.objects.bulk_create(revisions, batch_size=2000)
+    del revisions
+    current = {r.item_id: r for r in ItemRevision.objects.filter(number=2, item__uid__startswith="bench-")}
+    for item in items:
+        item.current_revision = current[item.pk]
+        item.search_text = searchable_text(current[item.pk].content)
+    Item.objects.bulk_update(items, ["current_revision", "search_text"], batch_size=2000)
+    through = Item.emotions.through
+    through.objects.bulk_create(
+        [through(item_id=item.pk, emotioncategory_id=e.pk) for item in items for e in rng.sample(emotions, 2)],
+        batch_size=5000,
+    )
+    criteria = list(Criterion.objects.filter(dimension=None))
+    for number, status in ((1, "closed"), (2, "open")):
+        screening_round = ScreeningRound.objects.create(
+            benchmark=benchmark,
+            number=number,
+            title=f"bench round {number}",
+            opened_by=lead,
+            status=status,
+            closed_by=lead if status == "closed" else None,
+            closed_at=timezone.now() if status == "closed" else None,
+        )
+        screening_round.criteria.set(criteria)
+        screening_round.reviewers.set([*experts[:10], lead])
+        chosen = items[(number - 1) * n // 12 : number * n // 12]
+        RoundItem.objects.bulk_create(
+            [
+                RoundItem(round=screening_round, item=item, revision=current[item.pk], outcome="pending")
+                for item in chosen
+            ]
+        )
+        assignments = []
+        for k, round_item in enumerate(RoundItem.objects.filter(round=screening_round).order_by("pk")):
+            pair = [lead, experts[k % 10]] if k % 3 == 0 else [experts[k % 10], experts[(k + 1) % 10]]
+            assignments += [ReviewAssignment(round_item=round_item, reviewer=r, position=k) for r in pair]
+        ReviewAssignment.objects.bulk_create(assignments, batch_size=5000)
+        now, reviews = timezone.now(), []
+        for assignment in ReviewAssignment.objects.filter(round_item__round=screening_round):
+            if status == "open" and rng.random() < 0.4:
+                continue
+            scores = {
+                c.code: rng.choice(["pass", "fail"]) if c.scale == "pass_fail" else rng.randint(1, 5) for c in criteria
+            }
+            decision = rng.choice(["accept", "accept", "revise", "reject"])
+            reviews.append(
+                Review(assignment=assignment, status="submitted", decision=decision, scores=scores, submitted_at=now)
+            )
+        Review.objects.bulk_create(reviews, batch_size=5000)
+    open_prompts = [item for item in items if item.kind == "open_prompt"]
+    ModelResponse.objects.bulk_create(
+        [
+            ModelResponse(item=item, language=lang, model_name=m, text=f"{m} answers {item.uid} in {lang}.")
+            for item in open_prompts
+            for lang in ("en", "zh")
+            for m in ("model-a", "model-b")
+        ],
+        batch_size=5000,
+    )
+    pairs: dict[tuple[int, str], list] = {}
+    for response in ModelResponse.objects.filter(item__uid__startswith="bench-").order_by("model_name"):
+        pairs.setdefault((response.item_id, response.language), []).append(response)
+    comparison_set = ComparisonSet.objects.create(name="bench set", benchmark=benchmark, created_by=researcher)
+    comparison_set.experts.set([*experts[:10], lead])
+    Comparison.objects.bulk_create(
+        [
+            Comparison(
+                comparison_set=comparison_set,
+                item_id=item_id,
+                language=lang,
+                dimension=dimensions[0],
+                response_a=responses[0],
+                response_b=responses[1],
+            )
+            for (item_id, lang), responses in pairs.items()
+        ],
+        batch_size=5000,
+    )
+    label_assignments = []
+    for k, comparison in enumerate(Comparison.objects.filter(comparison_set=comparison_set).order_by("pk")):
+        labellers = [lead, experts[k % 10]] if k % 2 else [experts[k % 10], experts[(k + 3) % 10]]
+        label_assignments += [
+            LabelAssignment(comparison=comparison, expert=e, shown_order="AB", position=k) for e in labellers
+        ]
+    LabelAssignment.objects.bulk_create(label_assignments, batch_size=5000)
+    ExpertLabel.objects.bulk_create(
+        [
+            ExpertLabel(assignment=a, score=rng.randint(-3, 3), shown_order="AB")
+            for a in LabelAssignment.objects.filter(comparison__comparison_set=comparison_set).iterator()
+            if rng.random() < 0.9
+        ],
+        batch_size=5000,
+    )
+    call_command("similarity_index", verbosity=0)  # near-duplicate signatures, as saving each item would write
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+    print(f"built {n} items in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def pages() -> list[tuple[str, str, str]]:
+    """Return (page, role's username, URL) for every page measured."""
+    from items.models import Item
+    from labelling.models import ComparisonSet, LabelAssignment
+    from screening.models import ReviewAssignment, ScreeningRound
+
+    open_round = ScreeningRound.objects.get(title="bench round 2")
+    closed_round = ScreeningRound.objects.get(title="bench round 1")
+    comparison_set = ComparisonSet.objects.get(name="bench set")
+    expert = "bench_2"
+    label = (
+        LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert__username=expert)
+        .order_by("position")
+        .first()
+    )
+    review = (
+        ReviewAssignment.objects.filter(round_item__round=open_round, reviewer__username=expert)
+        .order_by("-position")
+        .first()
+    )
+    items = Item.objects.count()
+    last = (items + 24) // 25
+    return [
+        ("home", expert, "/"),
+        ("item list", expert, "/items/"),
+        ("item list, last page", expert, f"/items/?page={last}"),
+        ("item search colleague", expert, "/items/?q=colleague"),
+        ("item search 同事", expert, "/items/?q=%E5%90%8C%E4%BA%8B"),
+        ("item search 生", expert, "/items/?q=%E7%94%9F"),
+        ("item list, valence filter", expert, "/items/?valence=negative"),
+        ("item detail", expert, f"/items/bench-{items // 2:06d}/"),
+        ("coverage", MARKER, "/coverage/"),
+        ("near-duplicates", MARKER, "/items/near-duplicates/"),
+        ("screening rounds", MARKER, "/screening/"),
+        ("round, open (lead)", MARKER, f"/screening/{open_round.pk}/"),
+        ("round, closed (lead)", MARKER, f"/screening/{closed_round.pk}/"),
+        ("review page", expert, f"/screening/{open_round.pk}/review/{review.pk}/"),
+        ("labelling sets", expert, "/labelling/"),
+        ("label next", expert, f"/labelling/{comparison_set.pk}/next/"),
+        ("label page", expert, f"/labelling/{comparison_set.pk}/{label.pk}/"),
+        ("API items", "bench_1", "/api/items/"),
+        ("API items, page 20", "bench_1", f"/api/items/?page={min(20, max(1, items // 50))}"),
+        ("API revisions", "bench_1", "/api/revisions/"),
+    ]
+
+
+def measure(runs: int, items: int) -> list[dict]:
+    from django.contrib.auth import get_user_model
+    from django.db import connection, reset_queries
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    clients: dict[str, Client] = {}
+    results = []
+    for page, username, url in pages():
+        if username not in clients:
+            clients[username] = Client()
+            clients[username].force_login(get_user_model().objects.get(username=username))
+        client = clients[username]
+        client.get(url)  # warm caches, as a page a user has opened before
+        times = []
+        for _ in range(runs):
+            reset_queries()  # a full query log (9,000 entries) would make every count 0
+            with CaptureQueriesContext(connection) as queries:
+                started = time.perf_counter()
+                response = client.get(url, HTTP_ACCEPT="text/html,application/json")
+                times.append((time.perf_counter() - started) * 1000)
+        count = len(queries)  # read now: the next request clears the query log the count is sliced from
+        tracemalloc.start()
+        client.get(url)
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        times.sort()
+        row = {
+            "page": page,
+            "role": {MARKER: "lead_expert", "bench_1": "researcher"}.get(username, "expert"),
+            "items": items,
+            "status": response.status_code,
+            "queries": count,
+            "p50_ms": round(statistics.median(times), 1),
+            "p95_ms": round(times[min(len(times) - 1, max(0, round(0.95 * len(times)) - 1))], 1),
+            "peak_mb": round(peak, 1),
+        }
+        results.append(row)
+        print(
+            f"{page:28s} {row['role']:12s} {row['status']} p50 {row['p50_ms']:8.1f} ms  p95 {row['p95_ms']:8.1f} ms  "
+            f"queries {row['queries']:3d}  peak {row['peak_mb']:6.1f} MB",
+            flush=True,
+        )
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--json", type=Path, help="write the results here as JSON")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    setup_django()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from items.models import Item
+
+    call_command("migrate", verbosity=0)
+    if not get_user_model().objects.filter(username=MARKER).exists():
+        if Item.objects.exists():
+            raise SystemExit("this database holds items the benchmark did not make: give it an empty database")
+        build(args.items, random.Random(args.seed))
+    items = Item.objects.count()
+    print(f"pages at {items} items ({os.environ['DATABASE_URL'].split('@')[-1]})", flush=True)
+    results = measure(args.runs, items)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Query budgets of the pages reading the near-duplicate index: as many queries for a few items as for many."""
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from items.neighbours import CANDIDATES
+from tests.factories import make_item
+from tests.items.test_near_duplicates import SCENARIOS, content, edited
+
+pytestmark = pytest.mark.django_db
+
+# The neighbour lookup's share of the item page: indexes, staleness and candidates per language, their texts.
+NEIGHBOUR_QUERIES = 6
+
+
+def grow(start: int, stop: int) -> None:
+    """Add items ``start``..``stop``: each fourth a near-duplicate of the one before, the rest unrelated."""
+    for i in range(start, stop):
+        en, zh = SCENARIOS[i % len(SCENARIOS)]
+        en, zh = f"{en} Item {i}, {i * 7919 % 1000} {'abcdefghij'[i % 10] * 3}.", f"{zh}第{i}项。"
+        if i % 4 == 3:
+            en, zh = edited(en), zh + "真的。"
+        make_item(uid=f"q-{i:03d}", content=content(en, zh))
+
+
+def queries(client: object, url: str) -> list[str]:
+    """Return the SQL of one GET of ``url``, after a warm-up GET (session, cached n-gram weights)."""
+    cache.clear()
+    client.get(url)
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(url)
+    assert response.status_code == 200
+    return [q["sql"] for q in captured.captured_queries]
+
+
+@pytest.mark.parametrize(
+    "url", ["/items/q-003/", "/items/near-duplicates/?benchmark=facet", "/items/near-duplicates/?lang=zh&page=2"]
+)
+def test_the_pages_run_as_many_queries_for_8_items_as_for_60(url, taxonomy, researcher, login):
+    client = login(researcher)
+    grow(0, 8)
+    small = queries(client, url)
+    grow(8, 60)
+    large = queries(client, url)
+    assert len(small) == len(large), "\n\n".join(["SMALL", *small, "LARGE", *large])
+
+
+def test_the_neighbour_lookup_costs_a_few_queries(taxonomy, researcher, login):
+    client = login(researcher)
+    grow(0, 8)
+    with_neighbours = queries(client, "/items/q-003/")
+    assert len([q for q in with_neighbours if "similarity" in q or "signature" in q]) <= NEIGHBOUR_QUERIES
+    assert CANDIDATES <= 50
