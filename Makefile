@@ -46,7 +46,8 @@ bench: $(VENV)/.installed
 	$(PY) scripts/bench_pairing.py
 	$(PY) scripts/bench_serve.py
 	$(PY) scripts/bench_pages.py --items 2000 --runs 5
-	d=$$(mktemp -d) && DEBUG=1 DATABASE_URL=sqlite:///$$d/bench.sqlite3 $(PY) scripts/bench_import.py --items 2000 --release 500
+	d=$$(mktemp -d) && export DEBUG=1 DATABASE_URL=sqlite:///$$d/bench.sqlite3 && $(PY) manage.py migrate -v 0 && \
+		$(PY) scripts/bench_import.py --items 2000 --release 500
 
 messages: $(VENV)/.installed
 	DJANGO_SETTINGS_MODULE=config.settings_test $(PY) manage.py makemessages -l zh_Hans --ignore=.venv --no-obsolete
