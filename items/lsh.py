@@ -33,9 +33,9 @@ MAX_BUCKET = 200
 
 _rng = np.random.default_rng(20260514)
 # Multiply-shift hashing of 32-bit shingle values: h(x) = ((a * x + b) mod 2^64) >> 32, with a odd.
-_A = _rng.integers(0, 2**63, size=256, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-_B = _rng.integers(0, 2**63, size=256, dtype=np.uint64)
-_BAND_SALT = mix64(np.arange(1, 65, dtype=np.uint64) + np.uint64(SCHEME << 32))
+_A = _rng.integers(0, 2**63, size=BANDS * ROWS, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+_B = _rng.integers(0, 2**63, size=BANDS * ROWS, dtype=np.uint64)
+_BAND_SALT = mix64(np.arange(1, BANDS + 1, dtype=np.uint64) + np.uint64(SCHEME << 32))
 _EMPTY = np.uint32(0xFFFFFFFF)
 NO_KEY = 0
 
@@ -75,9 +75,7 @@ def signatures(texts: list[str], stop: np.ndarray, *, chunk: int = 500) -> np.nd
 
 def _minhash(hashes: np.ndarray, text: np.ndarray, n_texts: int) -> np.ndarray:
     """Return the MinHash values of each text from its shingles (``text`` non-decreasing)."""
-    n_hashes = BANDS * ROWS
-    a, b = _A[:n_hashes], _B[:n_hashes]
-    out = np.full((n_texts, n_hashes), _EMPTY, dtype=np.uint32)
+    out = np.full((n_texts, BANDS * ROWS), _EMPTY, dtype=np.uint32)
     offsets = np.searchsorted(text, np.arange(n_texts + 1), side="left")
     x = (hashes >> np.uint64(GRAM_BITS - 32))[:, None]
     # A few dozen texts at a time keep the shingles x hash functions matrix to a few megabytes.
@@ -86,7 +84,7 @@ def _minhash(hashes: np.ndarray, text: np.ndarray, n_texts: int) -> np.ndarray:
         lo, hi = offsets[first], offsets[last]
         if lo == hi:
             continue
-        values = ((x[lo:hi] * a[None, :] + b[None, :]) >> np.uint64(32)).astype(np.uint32)
+        values = ((x[lo:hi] * _A[None, :] + _B[None, :]) >> np.uint64(32)).astype(np.uint32)
         nonempty = first + np.flatnonzero(np.diff(offsets[first : last + 1]) > 0)
         out[nonempty] = np.minimum.reduceat(values, offsets[nonempty] - lo, axis=0)
     return out
@@ -95,7 +93,7 @@ def _minhash(hashes: np.ndarray, text: np.ndarray, n_texts: int) -> np.ndarray:
 def band_keys(signatures: np.ndarray) -> np.ndarray:
     """Return the ``BANDS`` band keys (int64) of each signature; an empty text's keys are all ``NO_KEY``."""
     values = signatures.astype(np.uint64).reshape(len(signatures), BANDS, ROWS)
-    key = np.broadcast_to(_BAND_SALT[:BANDS], (len(signatures), BANDS)).copy()
+    key = np.broadcast_to(_BAND_SALT, (len(signatures), BANDS)).copy()
     for r in range(ROWS):
         key = mix64(key * np.uint64(0x100000001B3) + values[:, :, r])
     keys = key.view(np.int64)
@@ -139,14 +137,28 @@ def distinct(pairs: np.ndarray) -> np.ndarray:
     return np.stack((codes // width, codes % width), axis=1)
 
 
-def candidate_pairs(keys: np.ndarray, signatures: np.ndarray) -> np.ndarray:
-    """Return the distinct pairs (i, j), i < j, of texts sharing a band key and passing ``prune``.
+def candidates(keys: np.ndarray, members: np.ndarray, signatures: np.ndarray, *, rows: int = 20_000) -> np.ndarray:
+    """Return the distinct pairs of ``members`` (indices into ``signatures``) sharing a key and passing ``prune``.
 
-    ``keys`` is texts x bands (``band_keys``); one band at a time, so memory follows the pairs one band yields.
+    ``keys`` and ``members`` are parallel, one entry per (member, band). They are taken ``rows`` entries at a time,
+    whole buckets only, so that memory follows one chunk's pairs rather than all of them.
     """
-    rows = np.arange(len(keys), dtype=np.int64)
-    found = [distinct(prune(bucket_pairs(keys[:, band], rows), signatures)) for band in range(keys.shape[1])]
+    order = np.lexsort((members, keys))
+    keys, members = keys[order], members[order]
+    found, start = [], 0
+    while start < len(keys):
+        stop = min(start + rows, len(keys))
+        if stop < len(keys):
+            stop = int(np.searchsorted(keys, keys[stop - 1], side="right"))
+        found.append(distinct(prune(bucket_pairs(keys[start:stop], members[start:stop]), signatures)))
+        start = stop
     return distinct(np.concatenate(found)) if found else np.zeros((0, 2), dtype=np.int64)
+
+
+def candidate_pairs(keys: np.ndarray, signatures: np.ndarray) -> np.ndarray:
+    """Return the candidate pairs (i, j), i < j, of the texts whose band keys are the rows of ``keys``."""
+    members = np.repeat(np.arange(len(keys), dtype=np.int64), keys.shape[1])
+    return candidates(keys.reshape(-1), members, signatures)
 
 
 def estimated_jaccard(left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -154,7 +166,7 @@ def estimated_jaccard(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return (left == right).mean(axis=-1)
 
 
-def prune(pairs: np.ndarray, signatures: np.ndarray, *, chunk: int = 100_000) -> np.ndarray:
+def prune(pairs: np.ndarray, signatures: np.ndarray, *, chunk: int = 20_000) -> np.ndarray:
     """Return the ``pairs`` (indices into ``signatures``) whose estimated Jaccard is at least ``PRUNE_JACCARD``."""
     kept = [
         part[estimated_jaccard(signatures[part[:, 0]], signatures[part[:, 1]]) >= PRUNE_JACCARD]

@@ -164,21 +164,25 @@ def near_duplicate_report(*, benchmark: Benchmark, language: str, threshold: flo
     bands = ItemSignatureBand.objects.filter(benchmark=benchmark, language=language)
     shared = bands.values("key").annotate(n=Count("key")).filter(n__gt=1).values("key")
     in_shared = bands.filter(key__in=shared).order_by()
-    # 8 bytes a band row, and one copy of each signature's MinHash values.
-    keys, members, minhashes = array("q"), array("q"), {}
-    rows = in_shared.values_list("key", "signature_id", "signature__minhash")
-    for key, signature_id, minhash in rows.iterator(chunk_size=_STREAM):
+    # Two streamed reads, each a scan in index order: the band rows of the shared keys (8 bytes each), then one copy
+    # of the MinHash values of each signature among them.
+    keys, members = array("q"), array("q")
+    for key, signature_id in in_shared.values_list("key", "signature_id").iterator(chunk_size=_STREAM):
         keys.append(key)
         members.append(signature_id)
-        if signature_id not in minhashes:
-            minhashes[signature_id] = np.frombuffer(minhash, dtype=np.uint32)
     if not keys:
         return report
+    minhashes = {
+        pk: np.frombuffer(minhash, dtype=np.uint32)
+        for pk, minhash in ItemSignature.objects.filter(pk__in=in_shared.values("signature_id"))
+        .values_list("pk", "minhash")
+        .iterator(chunk_size=_STREAM)
+    }
     ids = np.array(sorted(minhashes), dtype=np.int64)
     matrix = np.stack([minhashes[pk] for pk in ids.tolist()])
     del minhashes
     local = np.searchsorted(ids, np.frombuffer(members, dtype=np.int64))
-    pairs = lsh.distinct(lsh.prune(lsh.bucket_pairs(np.frombuffer(keys, dtype=np.int64), local), matrix))
+    pairs = lsh.candidates(np.frombuffer(keys, dtype=np.int64), local, matrix)
     wanted = set(ids[np.unique(pairs)].tolist())
     texts = _texts(sorted(wanted), language)
     position = {pk: i for i, pk in enumerate(texts)}

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 # An n-gram is named by 53 bits: two of ten million distinct n-grams share a name with odds of about 1 in 200
-# (and would only count as one), and 11 bits are left to pack the text's index into one 64-bit sort key.
+# (and would only count as one), and 11 bits are left to pack the index of a text (of at most 2,048 sorted
+# together) into one 64-bit sort key.
 GRAM_BITS = 53
-_TEXTS_PER_SORT = 2**11
+_TEXTS_PER_SORT = 500
 _GRAM_MASK = np.uint64(2**GRAM_BITS - 1)
 _BASE = np.uint64(0x100000001B3)
 _LENGTH_SALT = 0x9E3779B97F4A7C15

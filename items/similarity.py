@@ -23,7 +23,7 @@ from items.ngrams import GRAM_BITS, count_grams, stable_hash
 IDF_SAMPLE = 10000
 # Texts vectorised together and candidate pairs scored together: what bounds the memory of ``near_duplicates``.
 CHUNK = 500
-PAIR_CHUNK = 2000
+PAIR_CHUNK = 1000
 
 
 @dataclass(frozen=True)
@@ -49,20 +49,26 @@ class Idf:
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> "Idf":
-        """Count document frequencies over ``texts`` (blank ones left out), a chunk at a time."""
-        parts, batch, documents = [], [], 0
+        """Count document frequencies over ``texts`` (blank ones left out), merging a chunk at a time so that memory
+        follows the distinct n-grams, not the texts."""
+        grams, df, documents = np.zeros(0, np.uint64), np.zeros(0, np.int64), 0
+        batch: list[str] = []
+
+        def merge() -> None:
+            nonlocal grams, df, documents
+            chunk, counts = np.unique(count_grams(batch).hashes, return_counts=True)
+            grams, at = np.unique(np.concatenate((grams, chunk)), return_inverse=True)
+            df = np.bincount(at, weights=np.concatenate((df, counts)), minlength=len(grams)).astype(np.int64)
+            documents += len(batch)
+            batch.clear()
+
         for text in texts:
             if text.strip():
                 batch.append(text)
             if len(batch) == CHUNK:
-                parts.append(count_grams(batch).hashes)
-                documents, batch = documents + len(batch), []
+                merge()
         if batch:
-            parts.append(count_grams(batch).hashes)
-            documents += len(batch)
-        if not parts:
-            return cls(np.zeros(0, np.uint64), np.zeros(0, np.uint32), 0)
-        grams, df = np.unique(np.concatenate(parts), return_counts=True)
+            merge()
         return cls(grams, df.astype(np.uint32), documents)
 
     def weights(self, hashes: np.ndarray) -> np.ndarray:

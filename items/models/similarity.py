@@ -87,7 +87,8 @@ class ItemSignatureBand(models.Model):
     key = models.BigIntegerField()
 
     class Meta:
-        indexes = [models.Index(fields=["benchmark", "language", "key"], name="item_signature_band_key")]
+        # With the signature in the index, reading the items of shared keys needs the index alone.
+        indexes = [models.Index(fields=["benchmark", "language", "key", "signature"], name="item_signature_band_cover")]
         verbose_name = _("signature band")
         verbose_name_plural = _("signature bands")
 
