@@ -9,11 +9,11 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import BasePermission, DjangoModelPermissions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.pagination import PageSizePagination
 from items import selectors, services
 from items.interchange import ItemRecord, LineError
 from items.models import (
@@ -81,11 +81,12 @@ def _state_from(data: dict, benchmark: str) -> services.ItemState:
 FILTER_PARAMS = [OpenApiParameter(name, str, description=f"filter by {name}") for name in selectors.ITEM_FILTERS]
 
 
-class IdsFirstPagination(PageNumberPagination):
+class IdsFirstPagination(PageSizePagination):
     """Page numbers as elsewhere in the API, read ids first with a cached count (items.pagination)."""
 
     def paginate_queryset(self, queryset: QuerySet, request: Request, view: object = None) -> list | None:
-        params = {k: v for k, v in request.query_params.items() if k != self.page_query_param}
+        paging = (self.page_query_param, self.page_size_query_param)
+        params = {k: v for k, v in request.query_params.items() if k not in paging}
         scope = f"api-{getattr(view, 'basename', 'list')}"
         self.django_paginator_class = partial(IdsFirstPaginator, count_key=count_cache_key(scope, params))
         return super().paginate_queryset(queryset, request, view)

@@ -159,6 +159,11 @@ REQUIRED = {
     "llm:endpoint-edit": "llm.manage_endpoint",
     "llm:endpoint-test": "llm.manage_endpoint",
     "llm-api-root": "llm.view_run",
+    # API indexes of the workflows: each lists only the routes under it, which say what they need
+    "screening-api-root": SIGNED_IN,
+    "labelling-api-root": SIGNED_IN,
+    "calibration-api-root": SIGNED_IN,
+    "evaluation-api-root": SIGNED_IN,
     "llm-endpoint-list": "llm.view_endpoint",
     "llm-endpoint-detail": "llm.view_endpoint",
     "llm-endpoint-test": "llm.manage_endpoint",

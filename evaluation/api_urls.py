@@ -1,0 +1,10 @@
+"""The evaluation API under /api/evaluation/ (routes registered by evaluation.api)."""
+
+from rest_framework import routers
+
+router = routers.DefaultRouter()
+# No ".json" twins of every route, as in the other API routers.
+router.include_format_suffixes = False
+router.root_view_name = "evaluation-api-root"
+
+urlpatterns = router.urls
