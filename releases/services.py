@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -192,26 +193,29 @@ def _entry_facts(release: Release, entries: list[ReleaseItem]) -> list[EntryFact
     return facts
 
 
-def release_page_entries(*, release: Release) -> list[ReleaseItem]:
-    """Return the pinned entries as the release page lists them (uid, dimension, revision numbers), sorted by uid.
+def release_page_entries(*, release: Release) -> QuerySet[ReleaseItem]:
+    """Return the pinned entries as the release page lists them (uid, dimension, revision numbers), by uid.
 
-    Content, attributes and search text are left unread: the page of a large release needs none of them.
+    A queryset for a paginator: content, attributes and search text are left unread, and a page reads its rows only.
     """
-    entries = release.entries.select_related("item", "item__dimension", "revision").only(
-        "id",
-        "release_id",
-        "item_id",
-        "revision_id",
-        "item__uid",
-        "item__current_revision_id",
-        "item__dimension__id",
-        "item__dimension__code",
-        "item__dimension__name_en",
-        "item__dimension__name_zh",
-        "revision__id",
-        "revision__number",
+    return (
+        release.entries.select_related("item", "item__dimension", "revision")
+        .only(
+            "id",
+            "release_id",
+            "item_id",
+            "revision_id",
+            "item__uid",
+            "item__current_revision_id",
+            "item__dimension__id",
+            "item__dimension__code",
+            "item__dimension__name_en",
+            "item__dimension__name_zh",
+            "revision__id",
+            "revision__number",
+        )
+        .order_by("item__uid", "pk")
     )
-    return sorted(entries, key=lambda e: e.item.uid)
 
 
 def release_validate(*, release: Release, entries: list[ReleaseItem] | None = None) -> list[Check]:

@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -9,11 +10,14 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.permissions import permission_required
+from items.pagination import IdsFirstPaginator
 from releases import selectors
 from releases import services as releases
 from releases.checks import checklist_display
 from releases.forms import ReleaseCreateForm, ReleaseEditForm
 from releases.models import Release
+
+ENTRIES_PER_PAGE = 100
 
 
 def _get(slug: str, version: str) -> Release:
@@ -60,14 +64,20 @@ def release_create(request: HttpRequest) -> HttpResponse:
 def release_detail(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     release = _get(slug, version)
     if release.is_frozen:
-        # Everything shown was recorded at freeze (files, digests, card, checklist): read it, never write it again.
-        entries = releases.release_page_entries(release=release)
+        # Everything shown was recorded at freeze (files, digests, card, checklist): read it, never write it again,
+        # and list one page of the pinned items.
+        paginator = IdsFirstPaginator(
+            releases.release_page_entries(release=release), ENTRIES_PER_PAGE, known_count=release.entries.count()
+        )
         checks = None
         card = releases.release_card_text(release=release)
     else:
+        # A draft is checked as a whole (the checklist needs every entry); the table still shows one page.
         entries = releases.release_entries(release)
+        paginator = Paginator(entries, ENTRIES_PER_PAGE)
         checks = releases.release_validate(release=release, entries=entries)
         card = releases.release_card_text(release=release, checks=checks, entries=entries)
+    page = paginator.get_page(request.GET.get("page"))
     checksums = releases.release_export_checksums(release=release) if release.is_frozen else []
     others = selectors.release_others(release=release)
     return render(
@@ -75,7 +85,7 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
         "releases/release_detail.html",
         {
             "release": release,
-            "entries": entries,
+            "page": page,
             "checks": checklist_display([c.as_dict() for c in checks]) if checks is not None else None,
             "frozen_checks": checklist_display(release.validation.get("checks", [])) if release.is_frozen else [],
             "checksums": checksums,

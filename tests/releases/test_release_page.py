@@ -50,3 +50,19 @@ def test_release_page_lists_a_newer_revision_of_a_pinned_item(frozen, admin_user
     )
     html = login(admin_user).get(f"/releases/facet/{frozen.version}/").content.decode()
     assert f"/items/{entry.item.uid}/history/?a={entry.revision.number}" in html
+
+
+def test_the_pinned_items_of_a_large_release_are_listed_a_page_at_a_time(frozen, admin_user, login, lead, monkeypatch):
+    from releases import views
+
+    monkeypatch.setattr(views, "ENTRIES_PER_PAGE", 2)
+    uids = sorted(entry.item.uid for entry in releases.release_entries(frozen))
+    assert len(uids) > 2
+    client = login(admin_user)
+    first = client.get(f"/releases/facet/{frozen.version}/").content.decode()
+    second = client.get(f"/releases/facet/{frozen.version}/?page=2").content.decode()
+    assert uids[0] in first and uids[1] in first and uids[2] not in first
+    assert uids[2] in second and uids[0] not in second
+    assert "?page=2#pinned" in first
+    last = client.get(f"/releases/facet/{frozen.version}/?page=999").content.decode()
+    assert uids[-1] in last  # a page past the end shows the last one
