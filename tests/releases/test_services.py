@@ -291,3 +291,27 @@ def test_emobench_benchmark_is_frozen_and_exported_end_to_end(taxonomy, external
     assert verify_directory(out) == []
     assert len(files["items.en.jsonl"].splitlines()) == 200 and len(files["items.zh.jsonl"].splitlines()) == 200
     assert "| **total** | | 200 | 200 |" in files["README.md"].decode()
+
+
+def test_freeze_runs_the_same_queries_for_4_or_24_items(accepted_items, lead, fixed_clock):
+    """Freezing reads the entries, their facts and near-duplicate signatures in set queries, never one per item."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from releases.models import Release
+    from tests.factories import make_item
+
+    small = releases.release_create(
+        benchmark=accepted_items[0].benchmark, version="1.0.0", title="small", user=lead, filters={"status": "accepted"}
+    )
+    with CaptureQueriesContext(connection) as few:
+        releases.release_freeze(release=small, user=lead, override_reason="test")
+    for n in range(20):
+        make_item(uid=f"grow-{n:02d}", user=lead, status="accepted")
+    large = releases.release_create(
+        benchmark=accepted_items[0].benchmark, version="2.0.0", title="large", user=lead, filters={"status": "accepted"}
+    )
+    with CaptureQueriesContext(connection) as many:
+        releases.release_freeze(release=large, user=lead, override_reason="test")
+    assert Release.objects.get(pk=large.pk).entries.count() == Release.objects.get(pk=small.pk).entries.count() + 20
+    assert len(many) == len(few), [q["sql"][:120] for q in many]
