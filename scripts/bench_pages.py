@@ -46,8 +46,9 @@ def setup_django() -> None:
     settings.DEBUG = False  # no query log growing in memory; CaptureQueriesContext still counts
 
 
-def build(n: int, rng: random.Random) -> None:
+def build(n: int, rng: random.Random, labels: int | None = None) -> None:
     """Write the benchmark's data (see the module docstring)."""
+    from bench_studies import build_calibration, build_evaluation
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
     from django.core.management import call_command
@@ -193,21 +194,28 @@ def build(n: int, rng: random.Random) -> None:
         ],
         batch_size=5000,
     )
-    label_assignments = []
-    for k, comparison in enumerate(Comparison.objects.filter(comparison_set=comparison_set).order_by("pk")):
-        labellers = [lead, experts[k % 10]] if k % 2 else [experts[k % 10], experts[(k + 3) % 10]]
-        label_assignments += [
-            LabelAssignment(comparison=comparison, expert=e, shown_order="AB", position=k) for e in labellers
+    # Each comparison goes to `per` of the 11 labellers (2 unless --labels asks for more), about 90% labelled.
+    comparisons = list(Comparison.objects.filter(comparison_set=comparison_set).order_by("pk").values_list("pk"))
+    team = [lead, *experts[:10]]
+    per = 2 if labels is None else max(2, min(len(team), -(-labels * 10 // (9 * max(1, len(comparisons))))))
+    share = 0.9 if labels is None else min(1.0, labels / max(1, per * len(comparisons)))
+    for start in range(0, len(comparisons), 5000):
+        chunk = [
+            LabelAssignment(comparison_id=pk, expert=team[(k + j * 3) % len(team)], shown_order="AB", position=k)
+            for k, (pk,) in enumerate(comparisons[start : start + 5000], start)
+            for j in range(per)
         ]
-    LabelAssignment.objects.bulk_create(label_assignments, batch_size=5000)
-    ExpertLabel.objects.bulk_create(
-        [
-            ExpertLabel(assignment=a, score=rng.randint(-3, 3), shown_order="AB")
-            for a in LabelAssignment.objects.filter(comparison__comparison_set=comparison_set).iterator()
-            if rng.random() < 0.9
-        ],
-        batch_size=5000,
-    )
+        LabelAssignment.objects.bulk_create(chunk, batch_size=5000)
+        ExpertLabel.objects.bulk_create(
+            [
+                ExpertLabel(assignment=a, score=rng.randint(-3, 3), shown_order="AB")
+                for a in chunk
+                if rng.random() < share
+            ],
+            batch_size=5000,
+        )
+    build_calibration(benchmark=benchmark, lead=lead, researcher=researcher, experts=experts, rng=rng)
+    build_evaluation(benchmark=benchmark, lead=lead, researcher=researcher, rng=rng)
     call_command("similarity_index", verbosity=0)  # near-duplicate signatures, as saving each item would write
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
@@ -217,6 +225,8 @@ def build(n: int, rng: random.Random) -> None:
 
 def pages() -> list[tuple[str, str, str]]:
     """Return (page, role's username, URL) for every page measured."""
+    from calibration.models import CalibrationRun
+    from evaluation.models import EvaluationRun
     from items.models import Item
     from labelling.models import ComparisonSet, LabelAssignment
     from screening.models import ReviewAssignment, ScreeningRound
@@ -237,6 +247,11 @@ def pages() -> list[tuple[str, str, str]]:
     )
     items = Item.objects.count()
     last = (items + 24) // 25
+    calibration = CalibrationRun.objects.get(name="bench calibration")
+    evaluation = EvaluationRun.objects.get(name="bench evaluation")
+    cell = evaluation.pair_verdicts.select_related("model_a", "item__dimension").order_by("pk").first()
+    drill = f"model={cell.model_a.code}&dimension={cell.item.dimension.code}&language={cell.language}"
+    release = evaluation.release
     return [
         ("home", expert, "/"),
         ("item list", expert, "/items/"),
@@ -258,6 +273,16 @@ def pages() -> list[tuple[str, str, str]]:
         ("API items", "bench_1", "/api/items/"),
         ("API items, page 20", "bench_1", f"/api/items/?page={min(20, max(1, items // 50))}"),
         ("API revisions", "bench_1", "/api/revisions/"),
+        ("releases", "bench_1", "/releases/"),
+        ("frozen release", "bench_1", f"/releases/{release.benchmark.slug}/{release.version}/"),
+        ("frozen release, last page", "bench_1", f"/releases/{release.benchmark.slug}/{release.version}/?page=999"),
+        ("calibration overview", "bench_1", "/calibration/"),
+        ("calibration run report", "bench_1", f"/calibration/runs/{calibration.pk}/"),
+        ("evaluation runs", "bench_1", "/evaluation/"),
+        ("evaluation run report", "bench_1", f"/evaluation/{evaluation.pk}/"),
+        ("evaluation drill-down", "bench_1", f"/evaluation/{evaluation.pk}/drill/?{drill}"),
+        ("API releases", "bench_1", "/api/releases/"),
+        ("API LLM runs", "bench_1", "/api/llm/runs/"),
     ]
 
 
@@ -310,6 +335,7 @@ def measure(runs: int, items: int) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--labels", type=int, help="expert labels in the big comparison set (default: about 0.9 N)")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--json", type=Path, help="write the results here as JSON")
     parser.add_argument("--seed", type=int, default=1)
@@ -324,7 +350,7 @@ def main() -> None:
     if not get_user_model().objects.filter(username=MARKER).exists():
         if Item.objects.exists():
             raise SystemExit("this database holds items the benchmark did not make: give it an empty database")
-        build(args.items, random.Random(args.seed))
+        build(args.items, random.Random(args.seed), labels=args.labels)
     items = Item.objects.count()
     print(f"pages at {items} items ({os.environ['DATABASE_URL'].split('@')[-1]})", flush=True)
     results = measure(args.runs, items)

@@ -1,0 +1,239 @@
+"""The benchmark's research data, for scripts/bench_pages.py: a calibration study and a finished evaluation run.
+
+Written with ``bulk_create`` like the rest of the benchmark's data; the stored reports are then computed by the
+product's own services (``calibration_report_compute``, ``evaluation_report_compute``), so the report pages show
+what a real study stores.
+
+- Calibration: a validation set of ``CALIBRATION_COMPARISONS`` comparisons of the bench responses, three experts
+  each, four judges with verdicts in both orders, a computed report and a primary-judge selection.
+- Evaluation: a release of ``RELEASE_ITEMS`` accepted items frozen by the product, four models under test with an
+  answer to every objective item in both languages, open responses and pair verdicts in both orders for every pair
+  of models on the open items, and the report computed from them.
+"""
+
+import itertools
+import random
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+    from items.models import Benchmark
+    from llm.models import Endpoint, Run
+
+CALIBRATION_COMPARISONS = 1000
+RELEASE_ITEMS = 2000
+MODELS = ("model-a", "model-b", "model-c", "model-d")
+
+
+def _endpoint(name: str, model: str) -> "Endpoint":
+    from llm.models import Endpoint
+
+    return Endpoint.objects.get_or_create(
+        name=name, defaults={"base_url": "http://127.0.0.1:9/v1", "model": model, "api_key_env": ""}
+    )[0]
+
+
+def _finished_run(name: str, endpoint: "Endpoint", purpose: str, planned: int) -> "Run":
+    from django.utils import timezone
+
+    from llm.models import Run
+
+    return Run.objects.create(
+        name=name,
+        purpose=purpose,
+        endpoint=endpoint,
+        parser="json",
+        status=Run.Status.DONE,
+        planned=planned,
+        done=planned,
+        collected_at=timezone.now(),
+    )
+
+
+def build_calibration(
+    *,
+    benchmark: "Benchmark",
+    lead: "AbstractBaseUser",
+    researcher: "AbstractBaseUser",
+    experts: list,
+    rng: random.Random,
+) -> None:
+    """A calibration run on a validation set of the bench responses, with its report and the judge chosen."""
+    from calibration import services as calibration
+    from calibration.models import CalibrationJudgeRun, CalibrationRun, Judge, JudgeVerdict
+    from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment
+
+    source = ComparisonSet.objects.get(name="bench set")
+    comparison_set = ComparisonSet.objects.create(
+        name="bench validation set", benchmark=benchmark, created_by=researcher, experts_per_comparison=3
+    )
+    labellers = experts[:3]
+    comparison_set.experts.set(labellers)
+    picked = list(source.comparisons.order_by("pk")[:CALIBRATION_COMPARISONS])
+    Comparison.objects.bulk_create(
+        [
+            Comparison(
+                comparison_set=comparison_set,
+                item_id=c.item_id,
+                language=c.language,
+                dimension_id=c.dimension_id,
+                response_a_id=c.response_a_id,
+                response_b_id=c.response_b_id,
+            )
+            for c in picked
+        ]
+    )
+    comparisons = list(comparison_set.comparisons.order_by("pk"))
+    truth = {c.pk: rng.choice([-3, -2, -1, 0, 1, 2, 3]) for c in comparisons}
+    LabelAssignment.objects.bulk_create(
+        [
+            LabelAssignment(comparison=c, expert=e, shown_order=rng.choice(["AB", "BA"]), position=k)
+            for k, c in enumerate(comparisons)
+            for e in labellers
+        ],
+        batch_size=5000,
+    )
+    ExpertLabel.objects.bulk_create(
+        [
+            ExpertLabel(
+                assignment=a,
+                score=max(-5, min(5, truth[a.comparison_id] + rng.choice([-1, 0, 0, 1]))),
+                shown_order=a.shown_order,
+                seconds_spent=rng.randint(20, 240),
+            )
+            for a in LabelAssignment.objects.filter(comparison__comparison_set=comparison_set)
+        ],
+        batch_size=5000,
+    )
+    prompt_set = calibration.judge_prompts_load_defaults(benchmark=benchmark)
+    run = CalibrationRun.objects.create(
+        name="bench calibration", comparison_set=comparison_set, combine_rule="facet_tie", created_by=researcher
+    )
+    verdicts = []
+    for j, noise in enumerate((0.4, 0.6, 0.8, 1.2)):
+        endpoint = _endpoint(f"bench judge {j}", f"judge-{j}")
+        judge = Judge.objects.create(name=f"bench judge {j}", endpoint=endpoint, prompt_set=prompt_set)
+        llm_run = _finished_run(f"bench calibration judge {j}", endpoint, "calibration", 2 * len(comparisons))
+        CalibrationJudgeRun.objects.create(calibration_run=run, judge=judge, llm_run=llm_run)
+        for c in comparisons:
+            for order in ("AB", "BA"):
+                score = max(-5, min(5, round(truth[c.pk] + rng.gauss(0, 1) * noise * 2)))
+                verdicts.append(
+                    JudgeVerdict(
+                        calibration_run=run,
+                        judge=judge,
+                        comparison=c,
+                        order=order,
+                        raw_output=f'{{"winner": "{score}"}}',
+                        parsed=True,
+                        score=score,
+                    )
+                )
+    JudgeVerdict.objects.bulk_create(verdicts, batch_size=5000)
+    report = calibration.calibration_report_compute(run=run)
+    run.refresh_from_db()
+    chosen = Judge.objects.get(name=report["suggestion"]["judge"] or "bench judge 0")
+    calibration.judge_select(
+        run=run, judge=chosen, user=researcher, report_digest=run.report_digest, reason="bench: the suggested judge"
+    )
+
+
+def build_evaluation(
+    *, benchmark: "Benchmark", lead: "AbstractBaseUser", researcher: "AbstractBaseUser", rng: random.Random
+) -> None:
+    """A frozen release and a finished evaluation run on it with every answer and verdict stored, and its report."""
+    from calibration.models import JudgeSelection
+    from evaluation import services as evaluation
+    from evaluation.models import Answer, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
+    from items.models import Item
+    from releases import services as releases
+
+    uids = list(
+        Item.objects.filter(uid__startswith="bench-", status="accepted", has_en=True, has_zh=True)
+        .order_by("uid")
+        .values_list("uid", flat=True)[:RELEASE_ITEMS]
+    )
+    release = releases.release_create(
+        benchmark=benchmark,
+        version="9.0.0",
+        title="bench release",
+        user=lead,
+        filters={"status": "accepted", "languages": "both"},
+    )
+    keep = set(uids)
+    drop = list(release.entries.exclude(item__uid__in=keep).values_list("item__uid", flat=True))
+    if drop:
+        releases.release_items_change(release=release, user=lead, add=[], remove=drop)
+    releases.release_freeze(release=release, user=lead, override_reason="bench data")
+    judge = JudgeSelection.objects.order_by("-pk").first().judge
+    run = EvaluationRun.objects.create(
+        name="bench evaluation",
+        release=release,
+        languages=["en", "zh"],
+        judge=judge,
+        combine_rule="facet_tie",
+        created_by=researcher,
+        phase=EvaluationRun.Phase.DONE,
+    )
+    models = [
+        ModelUnderTest.objects.create(run=run, endpoint=_endpoint(f"bench {m}", m), code=f"M{k + 1}", label=m)
+        for k, m in enumerate(MODELS)
+    ]
+    skill = {m.pk: 0.45 + 0.1 * k for k, m in enumerate(models)}
+    entries = list(release.entries.select_related("item", "revision").order_by("pk"))
+    answers, opens, verdicts = [], [], []
+    for entry in entries:
+        item = entry.item
+        for lang in run.languages:
+            if item.kind == "open_prompt":
+                for m in models:
+                    opens.append(
+                        OpenResponse(
+                            run=run,
+                            model=m,
+                            item=item,
+                            language=lang,
+                            text=f"{m.label} answers {item.uid} in {lang}. " * rng.randint(2, 8),
+                            ok=True,
+                        )
+                    )
+                for a, b in itertools.combinations(models, 2):
+                    lean = round((skill[a.pk] - skill[b.pk]) * 10 + rng.gauss(0, 1.5))
+                    for order in ("AB", "BA"):
+                        score = max(-5, min(5, lean))
+                        verdicts.append(
+                            PairVerdict(
+                                run=run,
+                                item=item,
+                                language=lang,
+                                model_a=a,
+                                model_b=b,
+                                order=order,
+                                parsed=True,
+                                score=score,
+                                raw=str(score),
+                            )
+                        )
+            else:
+                for m in models:
+                    chosen = 0 if rng.random() < skill[m.pk] + 0.2 else rng.randint(1, 3)
+                    answers.append(
+                        Answer(
+                            run=run,
+                            model=m,
+                            item=item,
+                            revision=entry.revision,
+                            language=lang,
+                            option_order=[0, 1, 2, 3],
+                            correct_index=0,
+                            chosen_index=chosen,
+                            parsed=True,
+                            correct=chosen == 0,
+                            raw="ABCD"[chosen],
+                        )
+                    )
+    Answer.objects.bulk_create(answers, batch_size=5000)
+    OpenResponse.objects.bulk_create(opens, batch_size=5000)
+    PairVerdict.objects.bulk_create(verdicts, batch_size=5000)
+    evaluation.evaluation_report_compute(run=run)
