@@ -261,6 +261,8 @@ LLM_STALL_SECONDS = float(os.environ.get("LLM_STALL_SECONDS", str(2 * LLM_LEASE_
 LLM_WORKER_DB_RETRY_SECONDS = float(os.environ.get("LLM_WORKER_DB_RETRY_SECONDS", "300"))
 # Names an endpoint may give for its API key variable (Django settings and variables read here never qualify).
 LLM_API_KEY_ENV_PATTERN = os.environ.get("LLM_API_KEY_ENV_PATTERN", r"^[A-Z][A-Z0-9_]*_API_KEY$")
+# How often a worker asks the provider whether a run's batch is done (batch mode).
+LLM_BATCH_POLL_SECONDS = float(os.environ.get("LLM_BATCH_POLL_SECONDS", "30"))
 # One log line per HTTP request would drown the worker's log; errors are recorded on the calls instead.
 LOGGING.setdefault("loggers", {}).update(
     {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore", "openai")}
@@ -272,7 +274,7 @@ LOGGING.setdefault("loggers", {}).update(
 # them per normalised username and client address, with waits that double. docs/security.md explains the policy.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out attempt before any password is checked
-    "django.contrib.auth.backends.ModelBackend",
+    "core.backends.auth.RequestUserBackend",  # ModelBackend with the user, profile, roles, permissions in 3 reads
 ]
 # LOGIN_MAX_FAILURES failures of one username from one address mean waiting LOGIN_LOCKOUT_SECONDS; each failure
 # after a wait doubles the next one, up to LOGIN_LOCKOUT_MAX_SECONDS. One address, whatever the usernames, may fail

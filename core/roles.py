@@ -74,5 +74,5 @@ def user_roles(user: object) -> list[str]:
     """Return the role names of ``user`` in a stable order."""
     if not getattr(user, "is_authenticated", False):
         return []
-    names = set(user.groups.values_list("name", flat=True))
+    names = {group.name for group in user.groups.all()}  # prefetched with a signed-in request's user
     return [role for role in ROLE_LABELS if role in names]

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import BinaryField, Case, QuerySet, Value, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -352,6 +352,22 @@ def release_export_download(*, release: Release) -> tuple[bytes, str, str]:
 def release_export_checksums(*, release: Release) -> list[tuple[str, int, str]]:
     """Return (name, size, SHA-256) of every export file of a frozen release, as recorded at freeze."""
     return list(ReleaseFile.objects.filter(release=release).order_by("name").values_list("name", "size", "sha256"))
+
+
+def release_frozen_files(*, release: Release) -> tuple[list[tuple[str, int, str]], str]:
+    """Return a frozen release's (name, size, SHA-256) of every export file and its dataset card, in one read."""
+    rows = (
+        ReleaseFile.objects.filter(release=release)
+        .annotate(card=Case(When(name="README.md", then="content"), default=Value(None), output_field=BinaryField()))
+        .order_by("name")
+        .values_list("name", "size", "sha256", "card")
+    )
+    checksums, card = [], ""
+    for name, size, sha256, content in rows:
+        checksums.append((name, size, sha256))
+        if content is not None:
+            card = bytes(content).decode("utf-8")
+    return checksums, card
 
 
 def release_export_to_directory(*, release: Release, out: Path) -> dict[str, bytes]:

@@ -70,15 +70,15 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
             releases.release_page_entries(release=release), ENTRIES_PER_PAGE, known_count=release.entries.count()
         )
         checks = None
-        card = releases.release_card_text(release=release)
+        checksums, card = releases.release_frozen_files(release=release)
     else:
         # A draft is checked as a whole (the checklist needs every entry); the table still shows one page.
         entries = releases.release_entries(release)
         paginator = Paginator(entries, ENTRIES_PER_PAGE)
         checks = releases.release_validate(release=release, entries=entries)
         card = releases.release_card_text(release=release, checks=checks, entries=entries)
+        checksums = []
     page = paginator.get_page(request.GET.get("page"))
-    checksums = releases.release_export_checksums(release=release) if release.is_frozen else []
     others = selectors.release_others(release=release)
     return render(
         request,
