@@ -7,7 +7,7 @@ from django.core.cache import cache
 from django.db.models import CharField, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Value
 from django.utils.translation import gettext as _
 
-from items.content import CJK_CHAR, LANGUAGES, cjk_search_form, prose_text
+from items.content import CJK_CHAR, LANGUAGES, prose_text, search_form
 from items.diff import flatten_version
 from items.interchange import FORMAT
 from items.models import (
@@ -115,10 +115,10 @@ def item_list(*, filters: Mapping[str, str] | None = None) -> QuerySet[Item]:
         case "ok":
             qs = qs.filter(parity_ok=True)
     if value := (filters.get("q") or "").strip():
-        # search_text holds a CJK form too (items.content.searchable_text), which a trigram index serves on
-        # PostgreSQL; elsewhere this is a plain substring scan.
+        # search_text is stored in search form (items.content.search_form: case folded, Han spelled in ASCII),
+        # which a trigram index serves on PostgreSQL; elsewhere this is a plain substring scan.
         # Uids are ASCII: a Chinese query leaves them out, so that it needs no scan of the uid index.
-        in_text = Q(search_text__icontains=cjk_search_form(value))
+        in_text = Q(search_text__contains=search_form(value))
         qs = qs.filter(in_text if CJK_CHAR.search(value) else Q(uid__icontains=value) | in_text)
     return qs.order_by("uid")
 

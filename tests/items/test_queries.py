@@ -134,8 +134,15 @@ def test_search_finds_english_and_chinese_of_any_length(taxonomy, lead, login):
 
 def test_the_cjk_search_form_spells_each_han_character_in_ascii():
     assert cjk_search_form("a生日b") == "az0751fz065e5b"
-    assert searchable_text({"en": {"prompt": "plain"}}) == "plain"
-    assert searchable_text({"zh": {"prompt": "生日"}}) == "生日\nz0751fz065e5"
+    assert searchable_text({"en": {"prompt": "Plain"}}) == "plain"  # case folded when stored
+    assert searchable_text({"zh": {"prompt": "生日"}, "en": {"prompt": "Straße"}}) == "z0751fz065e5\nstrasse"
+
+
+def test_search_ignores_case_and_folds_both_sides(taxonomy, lead, login):
+    client = login(lead)
+    [item] = bulk_items(1, user=lead)
+    for query in ("birthday", "Birthday", "BiRtHdAy"):
+        assert [i.uid for i in client.get("/items/", {"q": query}).context["page"]] == [item.uid], query
 
 
 def test_the_api_names_who_created_and_updated_each_item(taxonomy, lead, login):
