@@ -6,9 +6,8 @@ content hashes, parity issues, emotions, the *created* decision and the *import*
 authorship) with a handful of bulk queries per batch. The caller has checked every record first and holds the
 transaction.
 
-The per-item services also sign each new revision for the near-duplicate index (``items.signatures``), which has
-no batch writer for a caller's transaction yet; imported items are signed by ``manage.py similarity_index``
-(``index_build`` signs every item whose current revision has no signature).
+The per-item services also sign each new revision for the near-duplicate index (``items.signatures``); an import
+signs its items once all are written, in the same transaction (``items.services.imports``, with ``index_build``).
 """
 
 from collections.abc import Iterable

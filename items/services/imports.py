@@ -16,6 +16,7 @@ from items.services import bulk_import as bulk
 from items.services.items import ItemState
 from items.services.statuses import user_may_decide_status
 from items.services.taxonomy import taxonomy_load_fixture
+from items.signatures import index_build
 
 IMPORT_FORMATS = ("eistudio", "emobench")
 
@@ -187,6 +188,11 @@ def items_import(
             ) from exc
         if dry_run:
             transaction.set_rollback(True)
+        elif report.created or report.revised:
+            # Sign the new revisions for the near-duplicate index in the same transaction, as the per-item services
+            # do: only items whose current revision has no signature yet are read and signed.
+            slugs = {r.benchmark for r in records}
+            index_build(benchmarks=[b for slug, b in taxonomy.benchmarks.items() if slug in slugs])
     return report
 
 

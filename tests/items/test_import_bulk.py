@@ -244,3 +244,25 @@ def test_default_revision_messages_are_in_the_importers_language(taxonomy):
         expected = _("Imported")
     assert expected != "Imported"
     assert set(ItemRevision.objects.values_list("message", flat=True)) == {expected}
+
+
+def test_imported_items_are_signed_for_near_duplicates_in_the_import(taxonomy, lead):
+    from django.db.models import F
+
+    from items.models import ItemSignature
+    from items.neighbours import item_neighbours
+
+    report = services.items_import(data=bulk_file(12), user=lead)
+    assert len(report.created) == 12
+    current = ItemSignature.objects.filter(item__uid__startswith="bulk-", revision_id=F("item__current_revision_id"))
+    assert current.filter(language="en").count() == 12 and current.filter(language="zh").count() == 12
+    # The files' items differ by a scene number only: each is its neighbours' near-duplicate.
+    near = item_neighbours(item=Item.objects.get(uid="bulk-00003"), threshold=settings.NEAR_DUPLICATE_THRESHOLD)
+    assert {n.uid for n in near.nearest} & {f"bulk-{i:05d}" for i in range(12)} - {"bulk-00003"}
+
+
+def test_a_dry_run_signs_nothing(taxonomy, lead):
+    from items.models import ItemSignature
+
+    services.items_import(data=bulk_file(3), user=lead, dry_run=True)
+    assert not ItemSignature.objects.filter(item__uid__startswith="bulk-").exists()
