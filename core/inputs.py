@@ -154,6 +154,22 @@ def _nul_in_request(request: HttpRequest) -> InputRefused | None:
     return None
 
 
+class CookieNulMiddleware:
+    """Drop, before the session is read, any cookie whose name or value holds a NUL character.
+
+    No cookie the app sets can hold one; a crafted session cookie would otherwise reach the session table's query,
+    which PostgreSQL answers with an error (a 500). Without the cookie the request is simply not signed in.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if any(NUL in name or NUL in value for name, value in request.COOKIES.items()):
+            request.COOKIES = {n: v for n, v in request.COOKIES.items() if NUL not in n and NUL not in v}
+        return self.get_response(request)
+
+
 class InputLimitsMiddleware:
     """Refuse, before any view, a request with a NUL character in its address, query or form fields (400), or a
     form body over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` (413): as JSON on ``/api/``, as a page elsewhere.

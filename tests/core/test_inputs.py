@@ -126,3 +126,41 @@ def test_the_api_json_parser_keeps_refusing_nan_as_drf_does():
     with pytest.raises(ParseError, match="JSON parse error"):
         JSONParser().parse(io.BytesIO(b'{"a": NaN}'), parser_context={})
     assert JSONParser().parse(io.BytesIO('{"a": "两"}'.encode()), parser_context={}) == {"a": "两"}
+
+
+@pytest.mark.django_db
+def test_a_session_cookie_holding_a_nul_is_dropped_before_the_session_is_read(client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get("/", HTTP_COOKIE="sessionid=abcdefgh\x00ijklmnop; theme=x")
+    assert page.status_code == 302 and "/login/" in page["Location"]
+    assert not [q for q in queries if "\x00" in q["sql"]]
+    # A cookie without one is read as before.
+    with CaptureQueriesContext(connection) as queries:
+        client.get("/", HTTP_COOKIE="sessionid=abcdefghijklmnop")
+    assert [q for q in queries if "abcdefghijklmnop" in q["sql"]]
+
+
+def test_every_admin_json_field_refuses_a_nul_escaped_in_json_with_a_form_error(rf):
+    from django.contrib import admin
+    from django.core.exceptions import ValidationError
+    from django.db import models
+
+    from core.sites import StoredJSONFormField
+
+    request = rf.get("/admin/")
+    checked = 0
+    for model, model_admin in admin.site._registry.items():
+        for field in model._meta.fields:
+            if isinstance(field, models.JSONField):
+                form_field = model_admin.formfield_for_dbfield(field, request=request)
+                assert isinstance(form_field, StoredJSONFormField), f"{model.__name__}.{field.name}"
+                checked += 1
+    assert checked
+    field = StoredJSONFormField()
+    assert field.clean('{"a": ["b"]}') == {"a": ["b"]}
+    with pytest.raises(ValidationError) as refused:
+        field.clean('{"note": ["ok", "bad \\u0000 here"]}')
+    assert "note[1]" in str(refused.value) and "NUL" in str(refused.value)
