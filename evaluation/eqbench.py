@@ -49,6 +49,10 @@ def eqbench3_load(path: Path | str) -> list[EqBenchJudgement]:
                 row = json.loads(line)
             except json.JSONDecodeError as error:
                 raise ValueError(f"line {number}: not valid JSON ({error.msg})") from error
+            except RecursionError as error:
+                raise ValueError(f"line {number}: JSON nested too deeply") from error
+            if not isinstance(row, dict):
+                raise ValueError(f"line {number}: not a JSON object")
             for key in ("scenario_id", "iteration_index", "test_model", "neighbor_model", "order"):
                 if not isinstance(row.get(key), str) or not row[key]:
                     raise ValueError(f"line {number}: field {key!r} is missing or not a non-empty string")

@@ -344,6 +344,12 @@ def test_eqbench3_import_names_the_line_and_field_at_fault(tmp_path, change, mes
     (tmp_path / "broken.jsonl").write_text("{not json\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 1: not valid JSON"):
         eqbench.eqbench3_load(tmp_path / "broken.jsonl")
+    (tmp_path / "list.jsonl").write_text("[1, 2]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 1: not a JSON object"):
+        eqbench.eqbench3_load(tmp_path / "list.jsonl")
+    (tmp_path / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 1: JSON nested too deeply"):
+        eqbench.eqbench3_load(tmp_path / "deep.jsonl")
 
 
 def test_eqbench3_margin_bins_follow_eqbench():
