@@ -94,6 +94,12 @@ def _insert_bands(rows: list[tuple[int, int, int, str, int]]) -> None:
         quote(meta.get_field(name).column) for name in ("signature", "band", "benchmark", "language", "key")
     )
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # COPY streams the rows in one command: several times faster than a prepared INSERT per row.
+            with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            return
         cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES (%s, %s, %s, %s, %s)", rows)
 
 
@@ -247,12 +253,15 @@ def index_build(
     benchmarks: Iterable[Benchmark] | None = None,
     rebuild: bool = False,
     progress: Callable[[str], None] | None = None,
+    stale_weights_only: bool = False,
 ) -> BuildReport:
     """Sign every item whose current revision has no signature yet, a batch per transaction so that memory and locks
     stay bounded, then count the weights again.
 
     An index without stop shingles gets them first, from a sample of the items, and is then signed whole. ``rebuild``
     starts every index afresh, stop shingles included; an index of an older ``lsh.SCHEME`` is rebuilt anyway.
+    ``stale_weights_only`` counts the weights again only when a tenth or more of the signatures are newer than them
+    (``stale``), as an import does: a small import then costs its own signatures only.
     """
     report = BuildReport()
     for benchmark in benchmarks if benchmarks is not None else Benchmark.objects.order_by("slug"):
@@ -275,6 +284,7 @@ def index_build(
                 report.signed += len(batch)
                 if progress:
                     progress(f"{benchmark.slug} [{lang}]: {report.signed} signed")
-            weights_refresh(index=index)
+            if not stale_weights_only or stale([index]):
+                weights_refresh(index=index)
             report.indexes += 1
     return report

@@ -192,7 +192,9 @@ def items_import(
             # Sign the new revisions for the near-duplicate index in the same transaction, as the per-item services
             # do: only items whose current revision has no signature yet are read and signed.
             slugs = {r.benchmark for r in records}
-            index_build(benchmarks=[b for slug, b in taxonomy.benchmarks.items() if slug in slugs])
+            index_build(
+                benchmarks=[b for slug, b in taxonomy.benchmarks.items() if slug in slugs], stale_weights_only=True
+            )
     return report
 
 
