@@ -26,6 +26,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from bench_studies import build_calibration, build_evaluation, studies_built, studies_reset
+
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "bench_lead"
 
@@ -48,11 +50,8 @@ def setup_django() -> None:
 
 def build(n: int, rng: random.Random, labels: int | None = None) -> None:
     """Write the benchmark's data (see the module docstring)."""
-    from bench_studies import build_calibration, build_evaluation
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
-    from django.core.management import call_command
-    from django.db import connection
     from django.utils import timezone
 
     from items import services
@@ -214,13 +213,29 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
             ],
             batch_size=5000,
         )
+    finish(rng)
+    print(f"built {n} items in {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def finish(rng: random.Random) -> None:
+    """Build the studies and the near-duplicate index; after a build that stopped here, start these again."""
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connection
+
+    from items.models import Benchmark
+
+    users = get_user_model().objects.filter(username__startswith="bench_").order_by("pk")
+    lead, researcher = users.get(username=MARKER), users.get(username="bench_1")
+    experts = [u for u in users if u.username not in (MARKER, "bench_1")]
+    benchmark = Benchmark.objects.get(slug="facet")
+    studies_reset()
     build_calibration(benchmark=benchmark, lead=lead, researcher=researcher, experts=experts, rng=rng)
     build_evaluation(benchmark=benchmark, lead=lead, researcher=researcher, rng=rng)
     call_command("similarity_index", verbosity=0)  # near-duplicate signatures, as saving each item would write
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
-    print(f"built {n} items in {time.perf_counter() - started:.0f} s", flush=True)
 
 
 def pages() -> list[tuple[str, str, str]]:
@@ -351,6 +366,10 @@ def main() -> None:
         if Item.objects.exists():
             raise SystemExit("this database holds items the benchmark did not make: give it an empty database")
         build(args.items, random.Random(args.seed), labels=args.labels)
+    elif not studies_built():
+        started = time.perf_counter()
+        finish(random.Random(args.seed))  # a build stopped before its studies: finish it
+        print(f"finished the build in {time.perf_counter() - started:.0f} s", flush=True)
     items = Item.objects.count()
     print(f"pages at {items} items ({os.environ['DATABASE_URL'].split('@')[-1]})", flush=True)
     results = measure(args.runs, items)

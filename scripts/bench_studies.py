@@ -26,6 +26,34 @@ RELEASE_ITEMS = 2000
 MODELS = ("model-a", "model-b", "model-c", "model-d")
 
 
+def studies_built() -> bool:
+    """Return whether the studies of a benchmark database are complete (the evaluation report is the last step)."""
+    from evaluation.models import EvaluationRun
+
+    return EvaluationRun.objects.filter(name="bench evaluation").exclude(report=None).exists()
+
+
+def studies_reset() -> None:
+    """Delete what a build stopped half-way through its studies left behind."""
+    from calibration.models import CalibrationRun, Judge, JudgeSelection
+    from evaluation.models import EvaluationRun
+    from labelling.models import ComparisonSet
+    from llm.models import Endpoint, Run
+    from releases.models import Release
+
+    for run in EvaluationRun.objects.filter(name="bench evaluation"):
+        run.delete()
+    JudgeSelection.objects.filter(calibration_run__name="bench calibration").delete()
+    CalibrationRun.objects.filter(name="bench calibration").delete()
+    Judge.objects.filter(name__startswith="bench judge").delete()
+    Run.objects.filter(name__startswith="bench calibration judge").delete()
+    Endpoint.objects.filter(name__startswith="bench ").delete()
+    ComparisonSet.objects.filter(name="bench validation set").delete()
+    if Release.objects.filter(version="9.0.0", title="bench release").exists():
+        # A frozen release cannot be deleted (the database refuses it, as for any frozen release).
+        raise SystemExit("the build stopped after freezing its release: give the benchmark an empty database")
+
+
 def _endpoint(name: str, model: str) -> "Endpoint":
     from llm.models import Endpoint
 
