@@ -7,4 +7,4 @@ class CalibrationConfig(AppConfig):
     verbose_name = _("Judge calibration")
 
     def ready(self) -> None:
-        from calibration import parsers, services  # noqa: F401  (register the verdict parser and collector)
+        from calibration import allocation, parsers, services  # noqa: F401  (register the order, parser, collector)

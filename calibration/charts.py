@@ -1,45 +1,112 @@
-"""SVG figures for the calibration report (no plotting library, no external assets)."""
+"""The figure of the calibration report: Krippendorff's alpha with its interval per stratum and rater.
 
-from xml.sax.saxutils import escape
+Drawn once with matplotlib (``core.figures``) and written as SVG (shown in the page), PNG and PDF (downloads).
+"""
+
+import hashlib
+import json
+
+from django.core.cache import cache
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+from matplotlib.figure import Figure
+
+from calibration.models import CalibrationRun
+from core.figures import FORMATS, NEGATIVE, NEUTRAL, POSITIVE, figure_files, new_figure, svg_data_uri
+
+# Part of the cache key of drawn figures: bump it when the drawing changes.
+FIGURES_VERSION = 1
+LOWEST, HIGHEST = -0.2, 1.0
 
 
-def forest_plot_svg(report: dict, *, width: int = 640) -> str:
-    """Draw alpha with its interval for the experts' baseline and each judge, per stratum."""
+def language_name(code: str) -> str:
+    """Return the readable name of a benchmark language code."""
+    return {"en": _("English"), "zh": _("Chinese")}.get(code, code)
+
+
+def stratum_name(stratum: dict, dimension_names: dict[str, str]) -> str:
+    """Return a stratum's readable name: overall, a dimension's name or a language's name."""
+    key = stratum["key"]
+    if key == "overall":
+        return _("Overall")
+    kind, _sep, code = key.partition(":")
+    if kind == "dimension":
+        return dimension_names.get(code, code)
+    if kind == "language":
+        return language_name(code)
+    return stratum.get("label", key)
+
+
+def forest_plot(report: dict, dimension_names: dict[str, str]) -> Figure:
+    """Alpha of the experts among themselves and with each judge added, with 95% intervals, per stratum."""
     rows = []
     for stratum in report.get("strata", []):
-        base = stratum["baseline"]["alpha_ordinal"]
-        rows.append((stratum["label"], "experts", base))
-        for name, row in stratum["judges"].items():
-            rows.append((stratum["label"], name, row["alpha_with_judge"]))
-    left, right, top, step = 230, 30, 30, 22
-    height = top + step * len(rows) + 30
-    span = width - left - right
-
-    def x(value: float) -> float:
-        clipped = max(-0.2, min(1.0, value))
-        return left + (clipped + 0.2) / 1.2 * span
-
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'aria-label="forest plot of alpha" font-family="system-ui, sans-serif" font-size="12">',
-        f'<line x1="{x(0):.1f}" y1="{top - 10}" x2="{x(0):.1f}" y2="{height - 25}" '
-        'stroke="#bbb" stroke-dasharray="3,3"/>',
-    ]
-    for tick in (-0.2, 0, 0.2, 0.4, 0.6, 0.8, 1.0):
-        parts.append(f'<text x="{x(tick):.1f}" y="{height - 8}" text-anchor="middle" fill="#555">{tick:.1f}</text>')
-    for i, (stratum, rater, estimate) in enumerate(rows):
-        y = top + i * step
-        colour = "#2f6f8f" if rater != "experts" else "#a55a00"
-        parts.append(f'<text x="8" y="{y + 4}" fill="#333">{escape(stratum)} · {escape(rater)}</text>')
+        name = stratum_name(stratum, dimension_names)
+        rows.append((name, _("experts"), stratum["baseline"]["alpha_ordinal"], True))
+        for judge, row in stratum["judges"].items():
+            rows.append((name, judge, row["alpha_with_judge"], False))
+    fig = new_figure(1.3 + 0.27 * max(len(rows), 1))
+    ax = fig.subplots()
+    ax.set_title(_("Krippendorff's alpha (ordinal) with %(level)s intervals") % {"level": "95%"}, loc="left")
+    for i, (_stratum, _rater, estimate, experts) in enumerate(rows):
         value = estimate.get("value")
+        colour = NEGATIVE if experts else POSITIVE
         if value is None:
-            parts.append(f'<text x="{left}" y="{y + 4}" fill="#999">undefined</text>')
+            ax.text(LOWEST + 0.02, i, _("undefined"), va="center", color=NEUTRAL, fontsize=7.5)
             continue
         low, high = estimate.get("ci_low"), estimate.get("ci_high")
+        shown = min(max(value, LOWEST), HIGHEST)
         if low is not None and high is not None:
-            parts.append(
-                f'<line x1="{x(low):.1f}" y1="{y}" x2="{x(high):.1f}" y2="{y}" stroke="{colour}" stroke-width="2"/>'
-            )
-        parts.append(f'<circle cx="{x(value):.1f}" cy="{y}" r="4" fill="{colour}"><title>{value:.3f}</title></circle>')
-    parts.append("</svg>")
-    return "".join(parts)
+            low, high = min(max(low, LOWEST), HIGHEST), min(max(high, LOWEST), HIGHEST)
+            ax.plot([low, high], [i, i], color=colour, linewidth=1.6)
+        ax.plot([shown], [i], marker="s" if experts else "o", color=colour, markersize=5)
+    ax.set_yticks(range(len(rows)), [f"{stratum} · {rater}" for stratum, rater, *_rest in rows], fontsize=7.5)
+    ax.invert_yaxis()
+    ax.set_xlim(LOWEST, HIGHEST)
+    ax.axvline(0, color=NEUTRAL, linewidth=0.8, linestyle=":")
+    ax.axvline(0.667, color=NEUTRAL, linewidth=0.6, linestyle="--")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_xlabel(_("Krippendorff's alpha (dashed line: 0.667, the lowest for tentative conclusions)"))
+    experts_handle = ax.plot([], [], marker="s", color=NEGATIVE, label=_("experts among themselves"))[0]
+    judge_handle = ax.plot([], [], marker="o", color=POSITIVE, label=_("experts with the judge added"))[0]
+    fig.legend(handles=[experts_handle, judge_handle], loc="outside lower center", ncols=2)
+    return fig
+
+
+def dimension_names(report: dict) -> dict[str, str]:
+    """Return the name of each dimension stratum of the report in the active language, by code (one query)."""
+    from items.models import Dimension
+
+    codes = {s["key"].partition(":")[2] for s in report.get("strata", []) if s["key"].startswith("dimension:")}
+    zh = (get_language() or "en").startswith("zh")
+    names: dict[str, str] = {}
+    for code, name_en, name_zh in Dimension.objects.filter(code__in=codes).values_list("code", "name_en", "name_zh"):
+        names.setdefault(code, name_zh if zh and name_zh else name_en)
+    return names
+
+
+def forest_files(run: CalibrationRun, fmt: str, names: dict[str, str] | None = None) -> bytes:
+    """Return the forest plot of a run's report in one format and the active language, cached by report content."""
+    from calibration.report import report_digest
+
+    names = dimension_names(run.report) if names is None else names
+    digest = report_digest(run.report)
+    names_key = hashlib.sha256(json.dumps(names, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+    key = f"calibration-forest:{FIGURES_VERSION}:{run.pk}:{digest}:{get_language() or 'en'}:{fmt}:{names_key}"
+    drawn = cache.get(key)
+    if drawn is None:
+        drawn = figure_files("alpha", lambda: forest_plot(run.report, names), formats=(fmt,))[f"alpha.{fmt}"]
+        cache.set(key, drawn, timeout=None)
+    return drawn
+
+
+def page_forest(run: CalibrationRun) -> dict:
+    """Return the forest plot as shown on the run's page: caption, the SVG as a data URI, download formats, and
+    the dimension names the page shows strata by."""
+    names = dimension_names(run.report)
+    return {
+        "title": _("Krippendorff's alpha with %(level)s intervals") % {"level": "95%"},
+        "uri": svg_data_uri(forest_files(run, "svg", names)),
+        "formats": list(FORMATS),
+        "names": names,
+    }

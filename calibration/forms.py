@@ -6,7 +6,7 @@ from django import forms
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from calibration.models import CombineRule, Judge, PromptSet
+from calibration.models import CombineRule, Judge, JuryAggregation, PromptSet
 from core.inputs import InputRefused, parse_json
 from items.models import Dimension
 from labelling.models import ComparisonSet
@@ -53,3 +53,25 @@ class JudgeForm(forms.Form):
     name = forms.CharField(label=_("Name"), max_length=100)
     endpoint = forms.ModelChoiceField(label=_("Endpoint"), queryset=Endpoint.objects.filter(is_active=True))
     prompt_set = forms.ModelChoiceField(label=_("Prompt set"), queryset=PromptSet.objects.all())
+
+
+class PlanningForm(forms.Form):
+    target = forms.FloatField(
+        label=_("Target half-width of the agreement interval"),
+        initial=0.05,
+        min_value=0.005,
+        max_value=0.5,
+        help_text=_("In agreement points: 0.05 means ±5 percentage points, with confidence 95%."),
+    )
+
+
+class JuryForm(forms.Form):
+    kind = forms.CharField(widget=forms.HiddenInput, initial="jury")
+    name = forms.CharField(label=_("Name"), max_length=100)
+    members = forms.ModelMultipleChoiceField(
+        label=_("Member judges"),
+        queryset=Judge.objects.filter(kind="single"),
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("At least two judges; each is asked, and the jury's verdict combines theirs."),
+    )
+    aggregation = forms.ChoiceField(label=_("Combine by"), choices=JuryAggregation.choices)

@@ -64,23 +64,65 @@ class PromptSet(models.Model):
         return f"{self.name} v{self.version}"
 
 
+class JudgeKind(models.TextChoices):
+    """A single judge asks one endpoint; a jury combines the verdicts of its member judges."""
+
+    SINGLE = "single", _("single judge")
+    JURY = "jury", _("jury of judges")
+
+
+class JuryAggregation(models.TextChoices):
+    """How a jury turns its members' verdicts on one comparison in one order into one verdict."""
+
+    MAJORITY = "majority", _("majority vote on the winner (margin: median of the majority's margins)")
+    MEAN = "mean", _("mean signed score, rounded toward a tie")
+
+
 class Judge(models.Model):
-    """A candidate judge: an endpoint plus a prompt set version."""
+    """A candidate judge: an endpoint plus a prompt set version, or a jury of such judges."""
+
+    Kind = JudgeKind
 
     name = models.CharField(_("name"), max_length=100, unique=True)
-    endpoint = models.ForeignKey("llm.Endpoint", on_delete=models.PROTECT, related_name="judges")
-    prompt_set = models.ForeignKey(PromptSet, on_delete=models.PROTECT, related_name="judges")
+    kind = models.CharField(_("kind"), max_length=6, choices=JudgeKind.choices, default=JudgeKind.SINGLE)
+    endpoint = models.ForeignKey(
+        "llm.Endpoint", null=True, blank=True, on_delete=models.PROTECT, related_name="judges"
+    )
+    prompt_set = models.ForeignKey(PromptSet, null=True, blank=True, on_delete=models.PROTECT, related_name="judges")
+    members = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="juries")
+    aggregation = models.CharField(_("aggregation"), max_length=8, choices=JuryAggregation.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.UniqueConstraint(fields=["endpoint", "prompt_set"], name="judge_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "prompt_set"], name="judge_unique"),
+            models.CheckConstraint(
+                condition=(
+                    Q(kind=JudgeKind.SINGLE)
+                    & Q(endpoint__isnull=False)
+                    & Q(prompt_set__isnull=False)
+                    & Q(aggregation="")
+                )
+                | (
+                    Q(kind=JudgeKind.JURY)
+                    & Q(endpoint__isnull=True)
+                    & Q(prompt_set__isnull=True)
+                    & Q(aggregation__in=JuryAggregation.values)
+                ),
+                name="judge_single_has_endpoint_jury_has_aggregation",
+            ),
+        ]
         permissions = [("run_judge", "Can run and inspect judge calibration")]
         verbose_name = _("judge")
         verbose_name_plural = _("judges")
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_jury(self) -> bool:
+        return self.kind == JudgeKind.JURY
 
 
 class CombineRule(models.TextChoices):
@@ -106,6 +148,8 @@ class CalibrationRun(models.Model):
         "labelling.ComparisonSet", on_delete=models.PROTECT, related_name="calibration_runs"
     )
     judges = models.ManyToManyField(Judge, through="CalibrationJudgeRun", related_name="calibration_runs")
+    # Juries ask no endpoint themselves: their verdicts come from their members' runs (members are run too).
+    juries = models.ManyToManyField(Judge, blank=True, related_name="jury_calibration_runs")
     combine_rule = models.CharField(_("order combination"), max_length=12, choices=CombineRule.choices)
     # NumPy's generators, which every bootstrap draws from, take only non-negative seeds.
     seed = models.PositiveIntegerField(_("seed"), default=0)
@@ -204,3 +248,34 @@ class JudgeSelection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge} ({self.selected_at:%Y-%m-%d})"
+
+
+class ServedComparison(models.Model):
+    """When a comparison of an actively ordered set was served, and the probability with which it was drawn.
+
+    ``probability`` is the chance the draw had of picking this comparison among the ``remaining`` comparisons of
+    its stratum not yet served; with the served order it makes the agreement estimates design-unbiased
+    (``labelling.active``).
+    """
+
+    comparison_set = models.ForeignKey("labelling.ComparisonSet", on_delete=models.CASCADE, related_name="served")
+    comparison = models.OneToOneField("labelling.Comparison", on_delete=models.CASCADE, related_name="served")
+    position = models.PositiveIntegerField(_("served position"))
+    probability = models.FloatField(_("draw probability"))
+    remaining = models.PositiveIntegerField(_("comparisons left in the stratum"))
+    priority = models.FloatField(_("priority"), default=0.0)
+    served_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["comparison_set", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["comparison_set", "position"], name="served_position_unique"),
+            models.CheckConstraint(
+                condition=Q(probability__gt=0) & Q(probability__lte=1), name="served_probability_in_range"
+            ),
+        ]
+        verbose_name = _("served comparison")
+        verbose_name_plural = _("served comparisons")
+
+    def __str__(self) -> str:
+        return f"{self.comparison_set_id} #{self.position}: {self.comparison_id} (q={self.probability:.3f})"

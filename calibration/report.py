@@ -13,6 +13,7 @@ from decimal import Decimal
 import numpy as np
 
 from calibration import agreement as ag
+from calibration.agreement.planning import planning_inputs
 from calibration.models import CalibrationRun, CombineRule, Judge
 from core.canonical import canonical_json
 from core.csvsafe import csv_text
@@ -169,7 +170,10 @@ def build_report(run: CalibrationRun) -> dict:
         table[index[label.assignment.comparison_id], expert_names.index(label.assignment.expert.get_username())] = (
             label.score
         )
-    judges: list[Judge] = [jr.judge for jr in run.judge_runs.select_related("judge", "llm_run").order_by("judge__name")]
+    judges: list[Judge] = sorted(
+        [jr.judge for jr in run.judge_runs.select_related("judge", "llm_run")] + list(run.juries.all()),
+        key=lambda j: j.name,
+    )
     verdicts: dict[str, dict[str, np.ndarray]] = {}
     for judge in judges:
         ab, ba = np.full(len(comparisons), np.nan), np.full(len(comparisons), np.nan)
@@ -203,6 +207,18 @@ def build_report(run: CalibrationRun) -> dict:
         )
         report_strata.append({"key": key, "label": label, **data})
     costs = {jr.judge.name: str(jr.llm_run.spent) for jr in run.judge_runs.select_related("judge", "llm_run")}
+    spent = {jr.judge_id: jr.llm_run.spent for jr in run.judge_runs.select_related("llm_run")}
+    for jury in run.juries.prefetch_related("members"):
+        # A jury costs what its members' calls cost.
+        costs[jury.name] = str(sum((spent.get(m.pk, 0) for m in jury.members.all()), start=Decimal("0")))
+    seconds = [label.seconds_spent for label in labels if label.seconds_spent is not None]
+    planning = _planning(
+        table=table,
+        verdicts=verdicts,
+        items=np.array([c.item_id for c in comparisons]),
+        rule=run.combine_rule,
+        seconds_per_label=float(np.median(seconds)) if seconds else None,
+    )
     return {
         "run": run.name,
         "comparison_set": run.comparison_set.name,
@@ -217,7 +233,80 @@ def build_report(run: CalibrationRun) -> dict:
         "costs": costs,
         "strata": report_strata,
         "suggestion": suggest(report_strata[0]) if report_strata else {"judge": None, "reasoning": []},
+        "planning": planning,
+        "design": _design(run, comparisons, table, verdicts),
     }
+
+
+def agreement_indicators(experts: np.ndarray, ab: np.ndarray, ba: np.ndarray, rule: str) -> np.ndarray:
+    """Return 1 where the judge's combined winner is the experts' majority winner, 0 where not, NaN if undefined."""
+    majority = ag.majority_winner(experts)
+    combined = np.array(
+        [np.nan if (c := combine_orders(rule, a, b)) is None else float(c) for a, b in zip(ab, ba, strict=True)]
+    )
+    return np.where(np.isnan(combined) | np.isnan(majority), np.nan, (np.sign(combined) == majority).astype(float))
+
+
+def _design(run: CalibrationRun, comparisons: list, table: np.ndarray, verdicts: dict) -> dict | None:
+    """Return design-unbiased agreement per judge for a set served in active order (``labelling.active``).
+
+    Each stratum's served sequence is used up to its first served comparison nobody has labelled yet.
+    """
+    from calibration.models import ServedComparison
+    from labelling import active
+
+    if run.comparison_set.order != "active":
+        return None
+    index = {c.pk: i for i, c in enumerate(comparisons)}
+    keys = [f"{c.dimension.code}:{c.language}" for c in comparisons]
+    sizes: dict[str, int] = {}
+    for key in keys:
+        sizes[key] = sizes.get(key, 0) + 1
+    labelled = ~np.isnan(table).all(axis=1)
+    rows, probabilities, closed = [], [], set()
+    served = ServedComparison.objects.filter(comparison_set=run.comparison_set).order_by("position")
+    for comparison_id, probability in served.values_list("comparison_id", "probability"):
+        i = index[comparison_id]
+        if keys[i] in closed or not labelled[i]:
+            closed.add(keys[i])
+            continue
+        rows.append(i)
+        probabilities.append(probability)
+    rows_array, q = np.array(rows, dtype=int), np.array(probabilities, dtype=float)
+    strata = np.array([keys[i] for i in rows], dtype=object)
+    judges, values, errors = {}, [], []
+    for name, d in verdicts.items():
+        y = agreement_indicators(table, d["ab"], d["ba"], run.combine_rule)[rows_array]
+        estimate = active.stratified_mean(np.nan_to_num(y), q, strata, sizes, defined=(~np.isnan(y)).astype(float))
+        judges[name] = estimate.as_dict()
+        values.append(np.nan if estimate.value is None else estimate.value)
+        errors.append(np.nan if estimate.standard_error is None else estimate.standard_error)
+    names = list(verdicts)
+    choice = None
+    if names and np.isfinite(values).any():
+        choice = names[int(active.choose_by_lower_bound(np.array(values), np.nan_to_num(np.array(errors), nan=np.inf)))]
+    return {
+        "judges": judges,
+        "n_served_used": len(rows),
+        "n_strata": len(sizes),
+        "strata_served": len(set(strata.tolist())),
+        "choice": choice,
+        "epsilon": active.EPSILON,
+    }
+
+
+def _planning(
+    *, table: np.ndarray, verdicts: dict, items: np.ndarray, rule: str, seconds_per_label: float | None
+) -> dict:
+    """Return the inputs of precision planning (``calibration.agreement.planning``) for the whole set."""
+    labelled = ~np.isnan(table).all(axis=1)
+    per_comparison = float(np.sum(~np.isnan(table)) / labelled.sum()) if labelled.any() else 0.0
+    return planning_inputs(
+        agreements={name: agreement_indicators(table, d["ab"], d["ba"], rule) for name, d in verdicts.items()},
+        items=items,
+        labels_per_comparison=per_comparison,
+        seconds_per_label=seconds_per_label,
+    )
 
 
 def report_digest(report: dict) -> str:
@@ -321,7 +410,13 @@ DOWNLOADS = {
 
 
 def report_file(run: CalibrationRun, fmt: str) -> tuple[bytes, str, str] | None:
-    """Return the run's report in ``fmt`` (json, csv, tex) as (bytes, content type, file name); None if unknown."""
+    """Return the run's report in ``fmt`` (json, csv, tex; svg, png, pdf: the alpha figure) as (bytes, content type,
+    file name); None if unknown."""
+    from calibration.charts import forest_files
+    from core.figures import CONTENT_TYPES, FORMATS
+
+    if fmt in FORMATS:
+        return forest_files(run, fmt), CONTENT_TYPES[fmt], f"calibration-{run.pk}-alpha.{fmt}"
     if fmt not in DOWNLOADS:
         return None
     content_type, render = DOWNLOADS[fmt]

@@ -1,6 +1,6 @@
 """Reads of the calibration pages shared with the API and reports: runs, judges, prompts and selections."""
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from calibration.models import CalibrationJudgeRun, CalibrationRun, Judge, JudgePrompt, JudgeSelection, PromptSet
 
@@ -11,13 +11,15 @@ def calibration_run_list() -> QuerySet[CalibrationRun]:
 
 
 def judge_list() -> QuerySet[Judge]:
-    """Return every judge with its endpoint and prompt set."""
-    return Judge.objects.select_related("endpoint", "prompt_set")
+    """Return every judge with its endpoint and prompt set, and a jury's members."""
+    return Judge.objects.select_related("endpoint", "prompt_set").prefetch_related("members")
 
 
 def prompt_set_list() -> QuerySet[PromptSet]:
     """Return every prompt set with its prompts and their dimensions."""
-    return PromptSet.objects.prefetch_related("prompts__dimension")
+    return PromptSet.objects.prefetch_related(
+        Prefetch("prompts", queryset=JudgePrompt.objects.select_related("dimension"))
+    )
 
 
 def judge_prompt_list() -> QuerySet[JudgePrompt]:
@@ -32,4 +34,4 @@ def calibration_run_judges(*, run: CalibrationRun) -> list[CalibrationJudgeRun]:
 
 def calibration_run_selection(*, run: CalibrationRun) -> JudgeSelection | None:
     """Return the latest judge selection made on this run's report, if any."""
-    return JudgeSelection.objects.filter(calibration_run=run).first()
+    return JudgeSelection.objects.filter(calibration_run=run).select_related("judge", "selected_by").first()

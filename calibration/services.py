@@ -169,7 +169,10 @@ def calibration_run_start(
     start: bool = True,
 ) -> CalibrationRun:
     """Ask every judge about every comparison of the set in both orders, as one LLM run per judge."""
+    from calibration.juries import expand_candidates
+
     errors = []
+    judges, juries = expand_candidates(list(judges))
     if combine_rule not in CombineRule.values:
         errors.append(_("Unknown order-combination rule %(rule)s.") % {"rule": combine_rule})
     if not judges:
@@ -201,6 +204,7 @@ def calibration_run_start(
     )
     run.full_clean()
     run.save()
+    run.juries.set(juries)
     names = set_model_names(comparison_set=comparison_set)
     for judge in judges:
         llm_run = llm_services.run_create(
@@ -216,9 +220,15 @@ def calibration_run_start(
     return run
 
 
-def calibration_run_status(*, run: CalibrationRun) -> str:
-    """Return 'running' while a judge's LLM run works, 'collecting' until its verdicts are stored, else 'finished'."""
-    runs = list(run.judge_runs.values_list("llm_run__status", "llm_run__collected_at"))
+def calibration_run_status(*, run: CalibrationRun, judge_runs: list[CalibrationJudgeRun] | None = None) -> str:
+    """Return 'running' while a judge's LLM run works, 'collecting' until its verdicts are stored, else 'finished'.
+
+    ``judge_runs``: the run's judge runs with their LLM runs, when the caller has read them already.
+    """
+    if judge_runs is not None:
+        runs = [(jr.llm_run.status, jr.llm_run.collected_at) for jr in judge_runs]
+    else:
+        runs = list(run.judge_runs.values_list("llm_run__status", "llm_run__collected_at"))
     if any(status not in Run.FINISHED for status, _collected in runs):
         return "running"
     return "collecting" if any(collected is None for _status, collected in runs) else "finished"
@@ -265,6 +275,10 @@ def calibration_verdicts_collect(*, llm_run: Run) -> dict:
     JudgeVerdict.objects.bulk_create(new)
     others = run.judge_runs.exclude(pk=judge_run.pk).filter(llm_run__collected_at__isnull=True)
     if run.collected_at is None and not others.exists():
+        from calibration.juries import jury_verdicts_store
+
+        # Every member has answered now, so the juries' verdicts can be combined from theirs.
+        jury_verdicts_store(run=run)
         run.collected_at = timezone.now()
         run.save(update_fields=["collected_at"])
     return counts
@@ -275,7 +289,7 @@ def judge_select(
     *, run: CalibrationRun, judge: Judge, user: AbstractBaseUser, reason: str, report_digest: str
 ) -> JudgeSelection:
     """Record the primary judge: who chose it, when, why and on which report (by its checksum)."""
-    if not run.judge_runs.filter(judge=judge).exists():
+    if not run.judge_runs.filter(judge=judge).exists() and not run.juries.filter(pk=judge.pk).exists():
         raise ValidationError(_("Judge %(judge)s was not part of this calibration run.") % {"judge": judge.name})
     if not reason.strip():
         raise ValidationError(_("Say why this judge is chosen; the reason is part of the record."))

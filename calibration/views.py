@@ -8,8 +8,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from calibration import selectors, services
-from calibration.charts import forest_plot_svg
-from calibration.forms import CalibrationRunForm, JudgeForm, JudgePromptForm
+from calibration.agreement.planning import plan
+from calibration.charts import page_forest
+from calibration.forms import CalibrationRunForm, JudgeForm, JudgePromptForm, JuryForm, PlanningForm
+from calibration.juries import jury_create
 from calibration.models import CalibrationRun, Judge
 from calibration.report import report_file
 from core.permissions import permission_required, require_permission
@@ -30,7 +32,6 @@ def overview(request: HttpRequest) -> HttpResponse:
             "judges": selectors.judge_list(),
             "prompt_sets": selectors.prompt_set_list(),
             "selection": services.primary_judge(),
-            "judge_form": JudgeForm() if request.user.has_perm("calibration.run_judge") else None,
         },
     )
 
@@ -67,6 +68,11 @@ def prompts(request: HttpRequest) -> HttpResponse:
 
 @permission_required("calibration.run_judge", why=BLIND)
 def judge_create(request: HttpRequest) -> HttpResponse:
+    if request.method != "POST":
+        # The forms' choices (endpoints, prompt sets, judges) are read here, not on every view of the overview.
+        return render(request, "calibration/judge_create.html", {"judge_form": JudgeForm(), "jury_form": JuryForm()})
+    if request.POST.get("kind") == "jury":
+        return _jury_create(request)
     form = JudgeForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -76,6 +82,21 @@ def judge_create(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, _("Judge added."))
     elif request.method == "POST":
+        messages.error(request, " ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    return redirect("calibration:overview")
+
+
+def _jury_create(request: HttpRequest) -> HttpResponse:
+    form = JuryForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            jury_create(name=data["name"], members=list(data["members"]), aggregation=data["aggregation"])
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+        else:
+            messages.success(request, _("Jury added."))
+    else:
         messages.error(request, " ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
     return redirect("calibration:overview")
 
@@ -104,8 +125,8 @@ def run_start(request: HttpRequest) -> HttpResponse:
 
 def _run_context(run: CalibrationRun) -> dict:
     judge_runs = selectors.calibration_run_judges(run=run)
-    status = services.calibration_run_status(run=run)
-    return {"run": run, "judge_runs": judge_runs, "status": status}
+    status = services.calibration_run_status(run=run, judge_runs=judge_runs)
+    return {"run": run, "judge_runs": judge_runs, "status": status, "juries": list(run.juries.all())}
 
 
 @permission_required("calibration.run_judge", why=BLIND)
@@ -121,12 +142,21 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             {
                 "report": report,
                 "overall": overall,
-                "forest": forest_plot_svg(report),
+                "forest": page_forest(run),
                 "selection": selectors.calibration_run_selection(run=run),
                 "can_select": request.user.has_perm("calibration.run_judge"),
+                **_planning_context(request, report),
             }
         )
     return render(request, "calibration/run.html", context)
+
+
+def _planning_context(request: HttpRequest, report: dict) -> dict:
+    """Return the planning form and figures for the target the researcher set (the default until one is valid)."""
+    form = PlanningForm(request.GET if "target" in request.GET else None)
+    target = form.cleaned_data["target"] if form.is_valid() else PlanningForm.base_fields["target"].initial
+    inputs = report.get("planning")
+    return {"planning_form": form, "planning": plan(inputs, target_half_width=target) if inputs else None}
 
 
 @permission_required("calibration.run_judge", why=BLIND)

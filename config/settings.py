@@ -197,6 +197,8 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "llm.models.RunStatus",
         "RunItemStatusEnum": "llm.models.RunItemStatus",
         "ReleaseStatusEnum": "releases.models.Release.Status",
+        "RoundStatusEnum": "screening.models.ScreeningRound.Status",
+        "RunModeEnum": "llm.models.RunMode",
     },
 }
 

@@ -5,12 +5,16 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework import routers
 
+from calibration import api as calibration_api
 from core import views as core_views
 from core.auth import LoginView, ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken, TokenThrottle
+from evaluation import api as evaluation_api
 from items import api as item_api
-from items.views import items as item_views
+from items.views import home as home_views
+from labelling import api as labelling_api
 from llm.api import router as llm_router
 from releases import api as release_api
+from screening import api as screening_api
 
 router = routers.DefaultRouter()
 # No ".json" twins of every route: the API answers JSON, and custom actions did not accept a format suffix.
@@ -29,10 +33,11 @@ admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 urlpatterns = [
-    path("", item_views.home, name="home"),
+    path("", home_views.home_page, name="home"),
     path("login/", login_not_required(LoginView.as_view()), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("language/", core_views.set_language, name="set-language"),
+    path("favicon.ico", core_views.favicon, name="favicon"),
     path("", include("items.urls")),
     path("screening/", include("screening.urls")),
     path("labelling/", include("labelling.urls")),
@@ -42,12 +47,16 @@ urlpatterns = [
     path("evaluation/", include("evaluation.urls")),
     path("admin/", admin.site.urls),
     path("api/llm/", include(llm_router.urls)),
-    path("api/screening/", include("screening.api_urls")),
-    path("api/labelling/", include("labelling.api_urls")),
-    path("api/calibration/", include("calibration.api_urls")),
-    path("api/evaluation/", include("evaluation.api_urls")),
+    path("api/screening/", include(screening_api.router.urls)),
+    path("api/labelling/", include(labelling_api.router.urls)),
+    path("api/calibration/", include(calibration_api.router.urls)),
+    path("api/evaluation/", include(evaluation_api.router.urls)),
     path("api/", include(router.urls)),
     path("api/token/", ThrottledObtainAuthToken.as_view(throttle_classes=[TokenThrottle]), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
 ]
+
+handler403 = core_views.forbidden
+handler404 = core_views.not_found
+handler500 = core_views.server_error

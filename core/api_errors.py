@@ -1,11 +1,12 @@
 """Turn service errors into clear API responses."""
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent, ValidationError
+from django.http import Http404
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from core.errors import ServiceError
+from core.errors import ServiceError, not_found_message
 from core.inputs import body_too_big_sentence
 from core.tokens import ExpiringTokenAuthentication, TokenRefused
 
@@ -28,6 +29,8 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
         return Response(
             {"detail": body_too_big_sentence(), "code": "too_large"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
         )
+    if isinstance(exc, Http404):
+        return Response({"detail": not_found_message(exc), "code": "not_found"}, status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
         return Response({"detail": str(exc), "code": "too_many_fields"}, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)

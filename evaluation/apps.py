@@ -7,4 +7,4 @@ class EvaluationConfig(AppConfig):
     verbose_name = _("Evaluation runs")
 
     def ready(self) -> None:
-        from evaluation import services  # noqa: F401  (registers the evaluation collector)
+        from evaluation import home, services  # noqa: F401  (register collectors and home page parts)

@@ -1,172 +1,212 @@
-"""SVG figures of an evaluation report, drawn directly (no plotting library, no external assets)."""
+"""The figures of an evaluation report, each drawn once with matplotlib and written as SVG, PNG and PDF.
 
-from xml.sax.saxutils import escape
+Titles, axis labels and names follow the active language; dimension codes are shown by their names, given by the
+caller (``dimension_names``) so that this module needs no database.
+"""
 
-PALETTE = ["#2f6f8f", "#a55a00", "#2e7d4f", "#8e3b8e", "#b3261e", "#5f6b7a", "#c28f00", "#1f4e79", "#6a8f2f", "#7a4b2f"]
+import math
+from collections.abc import Callable
+
+import matplotlib
+import numpy as np
+from django.utils.translation import gettext as _
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from core.figures import CATEGORICAL, FORMATS, NEGATIVE, NEUTRAL, POSITIVE, figure_files, new_figure, wrap_label
+
+MARKERS = ["o", "s", "^", "D", "v", "P"]
 
 
-def _svg(width: int, height: int, body: list[str], label: str) -> str:
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="{escape(label)}" font-family="system-ui, sans-serif" font-size="12">'
-        + "".join(body)
-        + "</svg>"
-    )
+def language_name(code: str) -> str:
+    """Return the readable name of a benchmark language code."""
+    return {"en": _("English"), "zh": _("Chinese")}.get(code, code)
 
 
-def scatter(points: list[dict], *, x_label: str, y_label: str, title: str) -> str:
-    """Objective accuracy (x) against subjective rating (y), one labelled point per model and language."""
-    width, height, pad = 560, 380, 50
-    if not points:
-        return _svg(width, 60, ['<text x="10" y="30">no data</text>'], title)
-    xs, ys = [p["x"] for p in points], [p["y"] for p in points]
-    x0, x1 = min(xs), max(xs)
-    y0, y1 = min(ys), max(ys)
-    x1, y1 = (x1 if x1 > x0 else x0 + 1), (y1 if y1 > y0 else y0 + 1)
+def typology_name(code: str | None) -> str:
+    """Return the readable name of a ΔZ typology."""
+    names = {
+        "cognition-dominant": _("cognition-dominant"),
+        "interaction-dominant": _("interaction-dominant"),
+        "balanced": _("balanced"),
+        "context-dependent": _("context-dependent"),
+    }
+    return names.get(code, code or "—")
 
-    def px(v: float) -> float:
-        return pad + (v - x0) / (x1 - x0) * (width - 2 * pad)
 
-    def py(v: float) -> float:
-        return height - pad - (v - y0) / (y1 - y0) * (height - 2 * pad)
+def _empty(fig: Figure, ax: Axes, title: str) -> Figure:
+    ax.set_axis_off()
+    ax.set_title(title, loc="left")
+    ax.text(0.5, 0.5, _("No data"), ha="center", va="center", transform=ax.transAxes, color=NEUTRAL)
+    return fig
 
-    body = [
-        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#888"/>',
-        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#888"/>',
-        f'<text x="{width / 2}" y="{height - 12}" text-anchor="middle">{escape(x_label)}</text>',
-        f'<text x="14" y="{height / 2}" transform="rotate(-90 14 {height / 2})" '
-        f'text-anchor="middle">{escape(y_label)}</text>',
-        f'<text x="{pad}" y="{pad - 20}" font-weight="600">{escape(title)}</text>',
-        f'<text x="{pad}" y="{height - pad + 16}" fill="#555">{x0:.2f}</text>',
-        f'<text x="{width - pad}" y="{height - pad + 16}" text-anchor="end" fill="#555">{x1:.2f}</text>',
-        f'<text x="{pad - 6}" y="{height - pad}" text-anchor="end" fill="#555">{y0:.0f}</text>',
-        f'<text x="{pad - 6}" y="{pad + 4}" text-anchor="end" fill="#555">{y1:.0f}</text>',
+
+def _model_label(row: dict, with_language: bool) -> str:
+    return f"{row['model']} · {language_name(row['language'])}" if with_language else row["model"]
+
+
+def scatter(report: dict) -> Figure:
+    """Objective accuracy (x) against subjective rating (y): a colour per model, a marker per language."""
+    rows = [
+        r
+        for r in report.get("analysis", {}).get("standing", [])
+        if r.get("accuracy") is not None and r.get("rating") is not None
     ]
-    for i, p in enumerate(points):
-        colour = PALETTE[i % len(PALETTE)]
-        body.append(f'<circle cx="{px(p["x"]):.1f}" cy="{py(p["y"]):.1f}" r="5" fill="{colour}"/>')
-        body.append(f'<text x="{px(p["x"]) + 7:.1f}" y="{py(p["y"]) + 4:.1f}">{escape(p["label"])}</text>')
-    return _svg(width, height, body, title)
-
-
-def bars(values: list[tuple[str, float]], *, title: str) -> str:
-    """Horizontal bars around zero (for ΔZ)."""
-    width, row = 560, 22
-    height = 40 + row * max(len(values), 1)
-    top = 30
-    limit = max([abs(v) for _, v in values] + [1.0])
-    mid = 280
-
-    def span(v: float) -> float:
-        return v / limit * 200
-
-    body = [
-        f'<text x="10" y="18" font-weight="600">{escape(title)}</text>',
-        f'<line x1="{mid}" y1="{top - 4}" x2="{mid}" y2="{height - 6}" stroke="#888"/>',
-    ]
-    for i, (label, value) in enumerate(values):
-        y = top + i * row
-        x = mid if value >= 0 else mid + span(value)
-        colour = "#2e7d4f" if value >= 0 else "#a55a00"
-        body.append(f'<rect x="{x:.1f}" y="{y}" width="{abs(span(value)):.1f}" height="{row - 6}" fill="{colour}"/>')
-        body.append(f'<text x="10" y="{y + 12}">{escape(label)}</text>')
-        body.append(f'<text x="{width - 10}" y="{y + 12}" text-anchor="end">{value:+.2f}</text>')
-    return _svg(width, height, body, title)
-
-
-def heatmap(
-    rows: list[str], cols: list[str], values: dict[tuple[str, str], float | None], *, title: str, fmt: str = "{:.2f}"
-) -> str:
-    """A table of coloured cells (value 0..1 mapped to white..blue; None grey)."""
-    cell_w, cell_h, left, top = 70, 24, 170, 60
-    width, height = left + cell_w * len(cols) + 10, top + cell_h * len(rows) + 10
-    finite = [v for v in values.values() if v is not None]
-    lo, hi = (min(finite), max(finite)) if finite else (0.0, 1.0)
-    hi = hi if hi > lo else lo + 1
-    body = [f'<text x="10" y="18" font-weight="600">{escape(title)}</text>']
-    for j, col in enumerate(cols):
-        body.append(
-            f'<text x="{left + j * cell_w + cell_w / 2}" y="{top - 8}" text-anchor="middle" '
-            f'font-size="11">{escape(col)}</text>'
-        )
-    for i, row in enumerate(rows):
-        body.append(f'<text x="10" y="{top + i * cell_h + 16}">{escape(row)}</text>')
-        for j, col in enumerate(cols):
-            value = values.get((row, col))
-            if value is None:
-                fill, text = "#eeeeee", "—"
-            else:
-                t = (value - lo) / (hi - lo)
-                shade = int(245 - 150 * t)
-                fill, text = f"rgb({shade},{shade + 5 if shade < 250 else 250},250)", fmt.format(value)
-            x, y = left + j * cell_w, top + i * cell_h
-            body.append(f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="{fill}"/>')
-            body.append(f'<text x="{x + cell_w / 2}" y="{y + 16}" text-anchor="middle">{text}</text>')
-    return _svg(width, height, body, title)
-
-
-def intervals(rows: list[tuple[str, float, float, float]], *, title: str) -> str:
-    """Points with intervals (rating mu with ±2 sigma)."""
-    width, row, left = 560, 22, 170
-    height = 40 + row * max(len(rows), 1)
+    fig = new_figure(4.0)
+    ax = fig.subplots()
+    title = _("Perception (objective accuracy) against interaction (subjective rating)")
     if not rows:
-        return _svg(width, 60, ['<text x="10" y="30">no data</text>'], title)
-    lo = min(r[2] for r in rows)
-    hi = max(r[3] for r in rows)
-    hi = hi if hi > lo else lo + 1
+        return _empty(fig, ax, title)
+    models = sorted({r["model"] for r in rows})
+    languages = sorted({r["language"] for r in rows})
+    for r in rows:
+        colour = CATEGORICAL[models.index(r["model"]) % len(CATEGORICAL)]
+        marker = MARKERS[languages.index(r["language"]) % len(MARKERS)]
+        ax.scatter(r["accuracy"], r["rating"], color=colour, marker=marker, s=36, zorder=3)
+        ax.annotate(
+            _model_label(r, len(languages) > 1),
+            (r["accuracy"], r["rating"]),
+            textcoords="offset points",
+            xytext=(5, 4),
+            fontsize=7.5,
+        )
+    ax.set_xlabel(_("Objective accuracy (share of items answered correctly)"))
+    ax.set_ylabel(_("Subjective rating (TrueSkill, display scale)"))
+    ax.set_title(title, loc="left")
+    ax.margins(x=0.15, y=0.12)
+    ax.grid(alpha=0.3)
+    if len(languages) > 1:
+        handles = [
+            ax.scatter([], [], color=NEUTRAL, marker=MARKERS[i % len(MARKERS)], label=language_name(lang))
+            for i, lang in enumerate(languages)
+        ]
+        ax.legend(handles=handles, title=_("Language"), loc="best")
+    return fig
 
-    def x(v: float) -> float:
-        return left + (v - lo) / (hi - lo) * (width - left - 20)
 
-    body = [f'<text x="10" y="18" font-weight="600">{escape(title)}</text>']
-    for i, (label, mid, low, high) in enumerate(rows):
-        y = 34 + i * row
-        body.append(f'<text x="10" y="{y + 4}">{escape(label)}</text>')
-        body.append(f'<line x1="{x(low):.1f}" y1="{y}" x2="{x(high):.1f}" y2="{y}" stroke="#2f6f8f" stroke-width="2"/>')
-        body.append(f'<circle cx="{x(mid):.1f}" cy="{y}" r="4" fill="#2f6f8f"><title>{mid:.1f}</title></circle>')
-    return _svg(width, height, body, title)
+def _height(rows: int) -> float:
+    return 1.2 + 0.32 * max(rows, 1)
 
 
-def figures(report: dict) -> dict[str, str]:
-    """Return every figure of a report as SVG text, by file name."""
-    result = {}
-    scatter_points = []
-    for row in report.get("analysis", {}).get("standing", []):
-        if row.get("accuracy") is not None and row.get("rating") is not None:
-            scatter_points.append(
-                {"x": row["accuracy"], "y": row["rating"], "label": f"{row['model']} {row['language']}"}
-            )
-    result["scatter.svg"] = scatter(
-        scatter_points, x_label="objective accuracy", y_label="subjective rating", title="Perception vs interaction"
+def delta_z(report: dict) -> Figure:
+    """ΔZ per model and language as bars around zero, the value written beside each bar."""
+    rows = [r for r in report.get("analysis", {}).get("delta_z", []) if r.get("delta") is not None]
+    fig = new_figure(_height(len(rows)))
+    ax = fig.subplots()
+    title = _("ΔZ = Z(subjective) − Z(objective)")
+    if not rows:
+        return _empty(fig, ax, title)
+    languages = {r["language"] for r in rows}
+    labels = [_model_label(r, len(languages) > 1) for r in rows]
+    values = [r["delta"] for r in rows]
+    y = np.arange(len(rows))
+    ax.barh(y, values, color=[POSITIVE if v >= 0 else NEGATIVE for v in values], height=0.6)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.axvline(0, color=NEUTRAL, linewidth=0.8)
+    limit = max(max(abs(v) for v in values), 0.5) * 1.35
+    ax.set_xlim(-limit, limit)
+    for i, v in enumerate(values):
+        ax.text(v + (0.03 if v >= 0 else -0.03) * limit, i, f"{v:+.2f}", va="center", ha="left" if v >= 0 else "right")
+    ax.set_xlabel(_("ΔZ (positive: rated higher than its accuracy suggests)"))
+    ax.set_title(title, loc="left")
+    return fig
+
+
+def accuracy_heatmap(report: dict, language: str, dimension_names: dict[str, str]) -> Figure:
+    """Accuracy per model (rows) and dimension (columns) in one language, each cell labelled with its value."""
+    rows = [r for r in report.get("objective", {}).get("accuracy", []) if r["language"] == language]
+    models = sorted({r["model"] for r in rows})
+    dims = sorted({r["dimension"] for r in rows}, key=lambda code: dimension_names.get(code, code))
+    values = np.full((len(models), len(dims)), np.nan)
+    for r in rows:
+        values[models.index(r["model"]), dims.index(r["dimension"])] = r["accuracy"]
+    width = min(max(4.5, 1.6 + 0.75 * len(dims)), 9.0)
+    fig = new_figure(1.9 + 0.36 * max(len(models), 1), width=width)
+    ax = fig.subplots()
+    title = _("Accuracy by dimension (%(language)s)") % {"language": language_name(language)}
+    if not rows:
+        return _empty(fig, ax, title)
+    cmap = matplotlib.colormaps["cividis"].with_extremes(bad="#dddddd")
+    # A mesh of vector cells (not an image), so the PDF and SVG stay vector at any zoom.
+    image = ax.pcolormesh(
+        np.arange(len(dims) + 1) - 0.5,
+        np.arange(len(models) + 1) - 0.5,
+        np.ma.masked_invalid(values),
+        cmap=cmap,
+        vmin=0,
+        vmax=1,
+        edgecolors="white",
+        linewidth=0.5,
     )
-    result["delta_z.svg"] = bars(
-        [
-            (f"{r['model']} {r['language']}", r["delta"])
-            for r in report.get("analysis", {}).get("delta_z", [])
-            if r.get("delta") is not None
-        ],
-        title="ΔZ = Z(subjective) − Z(objective)",
-    )
-    accuracy = [r for r in report.get("objective", {}).get("accuracy", [])]
-    models = sorted({r["model"] for r in accuracy})
-    dims = sorted({r["dimension"] for r in accuracy})
-    for lang in report.get("languages", []):
-        values = {(r["model"], r["dimension"]): r["accuracy"] for r in accuracy if r["language"] == lang}
-        if values:
-            result[f"accuracy_{lang}.svg"] = heatmap(models, dims, values, title=f"Accuracy by dimension ({lang})")
-    ratings = [r for r in report.get("subjective", {}).get("ratings", []) if r["dimension"] == "overall"]
-    result["ratings.svg"] = intervals(
-        [(f"{r['model']} {r['language']}", r["display"], r["display_low"], r["display_high"]) for r in ratings],
-        title="Ratings with ±2σ",
-    )
-    result["bradley_terry.svg"] = intervals(
-        bradley_terry_intervals(report), title="Bradley-Terry strengths (Elo scale) with 95% bootstrap intervals"
-    )
-    return result
+    ax.invert_yaxis()
+    ax.set_xticks(range(len(dims)), [wrap_label(dimension_names.get(d, d), 16) for d in dims], fontsize=7.5)
+    ax.set_yticks(range(len(models)), models)
+    ax.tick_params(axis="x", labelrotation=35)
+    for label in ax.get_xticklabels():
+        label.set_horizontalalignment("right")
+        label.set_rotation_mode("anchor")
+    for i in range(len(models)):
+        for j in range(len(dims)):
+            v = values[i, j]
+            text = "—" if math.isnan(v) else f"{v:.2f}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7.5, color="white" if v < 0.55 else "black")
+    for side in ("top", "right", "bottom", "left"):
+        ax.spines[side].set_visible(False)
+    colourbar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
+    colourbar.set_label(_("Accuracy"))
+    ax.set_xlabel(_("Dimension"))
+    ax.set_ylabel(_("Model"))
+    ax.set_title(title, loc="left")
+    return fig
 
 
-def bradley_terry_intervals(report: dict) -> list[tuple[str, float, float, float]]:
-    """Return (label, Elo, low, high) per model and language; an unbounded side is drawn to the edge and marked."""
+def _intervals(rows: list[tuple[str, str, float, float, float]], *, title: str, x_label: str) -> Figure:
+    """Points with horizontal intervals: (model, language, estimate, low, high), a colour per language."""
+    fig = new_figure(_height(len(rows)))
+    ax = fig.subplots()
+    if not rows:
+        return _empty(fig, ax, title)
+    languages = sorted({lang for _m, lang, *_rest in rows})
+    for i, (_model, lang, mid, low, high) in enumerate(rows):
+        colour = CATEGORICAL[languages.index(lang) % len(CATEGORICAL)]
+        marker = MARKERS[languages.index(lang) % len(MARKERS)]
+        ax.errorbar(mid, i, xerr=[[mid - low], [high - mid]], fmt=marker, color=colour, capsize=3, markersize=5)
+    labels = [f"{model} · {language_name(lang)}" if len(languages) > 1 else model for model, lang, *_r in rows]
+    ax.set_yticks(range(len(rows)), labels)
+    ax.invert_yaxis()
+    ax.margins(x=0.08)
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_xlabel(x_label)
+    ax.set_title(title, loc="left")
+    return fig
+
+
+def ratings(report: dict) -> Figure:
+    """The overall TrueSkill rating of each model and language with its 95% interval."""
+    rows = [
+        (r["model"], r["language"], r["display"], r["display_low"], r["display_high"])
+        for r in report.get("subjective", {}).get("ratings", [])
+        if r["dimension"] == "overall" and r.get("display") is not None and r.get("display_low") is not None
+    ]
+    return _intervals(
+        rows,
+        title=_("Overall TrueSkill ratings with %(level)s intervals (μ ± 1.96σ)") % {"level": "95%"},
+        x_label=_("Rating (display scale)"),
+    )
+
+
+def bradley_terry(report: dict) -> Figure:
+    """Bradley-Terry strengths on the Elo scale with 95% bootstrap intervals (an unbounded side runs to the edge)."""
+    return _intervals(
+        bradley_terry_intervals(report),
+        title=_("Bradley-Terry strengths with 95% bootstrap intervals"),
+        x_label=_("Strength (Elo scale; ∞: interval unbounded on that side)"),
+    )
+
+
+def bradley_terry_intervals(report: dict) -> list[tuple[str, str, float, float, float]]:
+    """Return (model, language, Elo, low, high) per model and language; an unbounded side is drawn to the edge."""
     rows = [r for r in report.get("subjective", {}).get("bradley_terry", []) if r.get("elo") is not None]
     bounds = [v for r in rows for v in (r["elo"], r["elo_low"], r["elo_high"]) if v is not None]
     if not bounds:
@@ -174,10 +214,45 @@ def bradley_terry_intervals(report: dict) -> list[tuple[str, float, float, float
     edge_low, edge_high = min(bounds), max(bounds)
     drawn = []
     for r in rows:
-        label = f"{r['model']} {r['language']}"
-        if r["elo_low"] is None or r["elo_high"] is None:
-            label += " (∞)"
+        model = r["model"] + (" (∞)" if r["elo_low"] is None or r["elo_high"] is None else "")
         low = edge_low if r["elo_low"] is None else r["elo_low"]
         high = edge_high if r["elo_high"] is None else r["elo_high"]
-        drawn.append((label, r["elo"], low, high))
+        drawn.append((model, r["language"], r["elo"], low, high))
     return drawn
+
+
+def figure_builders(report: dict, dimension_names: dict[str, str] | None = None) -> dict[str, Callable[[], Figure]]:
+    """Return the report's figures by file stem, each as a function that draws it."""
+    names = dimension_names or {}
+    builders: dict[str, Callable[[], Figure]] = {
+        "scatter": lambda: scatter(report),
+        "delta_z": lambda: delta_z(report),
+        "ratings": lambda: ratings(report),
+        "bradley_terry": lambda: bradley_terry(report),
+    }
+    present = {r["language"] for r in report.get("objective", {}).get("accuracy", [])}
+    for lang in report.get("languages", []):
+        if lang in present:
+            builders[f"accuracy_{lang}"] = lambda lang=lang: accuracy_heatmap(report, lang, names)
+    return builders
+
+
+def figure_titles() -> dict[str, str]:
+    """Return the caption of each figure stem (accuracy heatmaps by prefix) in the active language."""
+    return {
+        "scatter": _("Perception against interaction"),
+        "delta_z": _("ΔZ per model"),
+        "ratings": _("TrueSkill ratings"),
+        "bradley_terry": _("Bradley-Terry strengths"),
+        "accuracy": _("Accuracy by dimension"),
+    }
+
+
+def figures(
+    report: dict, dimension_names: dict[str, str] | None = None, *, formats: tuple[str, ...] = FORMATS
+) -> dict[str, bytes]:
+    """Return every figure of a report as ``<stem>.<format>`` bytes (SVG, PNG and PDF unless ``formats`` says)."""
+    files: dict[str, bytes] = {}
+    for stem, build in figure_builders(report, dimension_names).items():
+        files.update(figure_files(stem, build, formats=formats))
+    return files

@@ -1,4 +1,4 @@
-"""Forms of the evaluation pages: starting an evaluation run."""
+"""Forms of the evaluation pages: starting an evaluation run, and its budget."""
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
@@ -31,4 +31,26 @@ class EvaluationRunForm(forms.Form):
     judge_override_reason = forms.CharField(
         label=_("Reason to run without the selected primary judge (only if none is selected)"),
         required=False,
+    )
+    budget = forms.DecimalField(
+        label=_("Budget"),
+        required=False,
+        min_value=0,
+        max_digits=16,
+        decimal_places=8,
+        help_text=_(
+            "In the endpoints' currency, for all the run's LLM calls; they pause before a request that could exceed "
+            "it. Empty: none."
+        ),
+    )
+
+
+class EvaluationBudgetForm(forms.Form):
+    budget = forms.DecimalField(
+        label=_("Budget"),
+        required=False,
+        min_value=0,
+        max_digits=16,
+        decimal_places=8,
+        help_text=_("Empty: no budget. LLM runs paused by the budget resume when you raise it."),
     )

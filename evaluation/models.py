@@ -74,6 +74,15 @@ class EvaluationRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Shared by every LLM run of this evaluation: its budget (if any) and what they spent and hold in flight.
+    budget_pool = models.OneToOneField(
+        "llm.BudgetPool",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="evaluation_run",
+        verbose_name=_("budget"),
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -51,14 +51,15 @@ def evaluation_run_evidence(
     }
 
 
-def pairing_comparison(*, run: EvaluationRun) -> list[dict]:
+def pairing_comparison(*, run: EvaluationRun, models: list[ModelUnderTest] | None = None) -> list[dict]:
     """Compare this run with finished runs of the other pairing strategy on the same release, models and languages.
 
     Return per language the judge calls each strategy used and Kendall's tau between their overall rankings.
+    ``models``: the run's models, when the caller has read them already.
     """
     if not run.report:
         return []
-    endpoints = {m.endpoint_id: m.code for m in run.models.all()}
+    endpoints = {m.endpoint_id: m.code for m in (run.models.all() if models is None else models)}
     others = (
         EvaluationRun.objects.filter(release=run.release, phase=EvaluationRun.Phase.DONE)
         .exclude(pk=run.pk)

@@ -10,5 +10,6 @@ urlpatterns = [
     path("<int:pk>/", views.run_detail, name="run"),
     path("<int:pk>/drill/", views.drill, name="drill"),
     path("<int:pk>/files/<str:name>", views.run_download, name="download"),
+    path("<int:pk>/budget/", views.run_budget, name="budget"),
     path("<int:pk>/<str:action>/", views.run_action, name="action"),
 ]

@@ -11,9 +11,12 @@ from django.views.decorators.http import require_POST
 from calibration.services import primary_judge
 from core.permissions import permission_required
 from evaluation import selectors, services
-from evaluation.forms import EvaluationRunForm
+from evaluation.forms import EvaluationBudgetForm, EvaluationRunForm
 from evaluation.models import EvaluationRun
+from evaluation.progress import run_progress
 from evaluation.report import report_file
+from evaluation.services.runs import evaluation_budget_set
+from llm.views import duration_text
 
 BLIND = gettext_lazy(
     "Evaluation runs, reports, drill-downs and files show responses under model codes next to the endpoints "
@@ -46,6 +49,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
                 pairing=data["pairing"],
                 seed=data["seed"],
                 judge_override_reason=data["judge_override_reason"],
+                budget=data.get("budget"),
                 user=request.user,
             )
         except ValidationError as exc:
@@ -62,22 +66,36 @@ def run_create(request: HttpRequest) -> HttpResponse:
 
 @permission_required("evaluation.run_evaluation", why=BLIND)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = get_object_or_404(EvaluationRun.objects.select_related("release__benchmark", "judge"), pk=pk)
+    """The run page; with ``?part=live`` (htmx polling) only its header, actions, progress and, once done, report."""
+    run = get_object_or_404(
+        EvaluationRun.objects.select_related("release__benchmark", "judge", "budget_pool"), pk=pk
+    )
+    models = selectors.evaluation_run_models(run=run)
+    progress = run_progress(run, models=len(models))
+    progress["eta"] = duration_text(progress["eta_seconds"])
     context = {
         "run": run,
+        "progress": progress,
         "links": selectors.evaluation_run_llm_runs(run=run),
-        "models": selectors.evaluation_run_models(run=run),
+        "models": models,
+        "may_see_llm_runs": request.user.has_perm("llm.view_run"),
+        "budget_form": EvaluationBudgetForm(initial={"budget": run.budget_pool.budget if run.budget_pool else None}),
     }
+    if run.report:
+        from evaluation.report.files import dimension_names, page_figures, table_file_names
+
+        names = dimension_names(run, run.report)
+        context["report"] = run.report
+        context["figures"] = page_figures(run, names)
+        context["table_files"] = table_file_names()
+        context["dimension_names"] = names
+        context["pairing_comparison"] = selectors.pairing_comparison(run=run, models=models)
+    # Everything the live part shows (header, actions, budget, progress, report) must be in the context above:
+    # polling re-renders that part alone.
+    if request.htmx and request.GET.get("part") in {"live", "progress"}:
+        return render(request, "evaluation/run.html#live", context)
     if run.phase == EvaluationRun.Phase.DRAFT:
         context["estimate"] = services.evaluation_estimate(run=run)
-    if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "evaluation/run.html#progress", context)
-    if run.report:
-        from evaluation.charts import figures
-
-        context["report"] = run.report
-        context["figures"] = figures(run.report)
-        context["pairing_comparison"] = selectors.pairing_comparison(run=run)
     return render(request, "evaluation/run.html", context)
 
 
@@ -133,3 +151,21 @@ def drill(request: HttpRequest, pk: int) -> HttpResponse:
             "filters": {"model": model, "dimension": dimension, "language": language},
         },
     )
+
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
+@require_POST
+def run_budget(request: HttpRequest, pk: int) -> HttpResponse:
+    """Set, raise or remove the run's budget; LLM runs the budget paused resume when it is raised."""
+    run = get_object_or_404(EvaluationRun, pk=pk)
+    form = EvaluationBudgetForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(" ".join(errors) for errors in form.errors.values()))
+        return redirect("evaluation:run", pk=pk)
+    try:
+        evaluation_budget_set(run=run, budget=form.cleaned_data["budget"])
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("Budget saved."))
+    return redirect("evaluation:run", pk=pk)

@@ -7,4 +7,4 @@ class ItemsConfig(AppConfig):
     verbose_name = _("Item bank")
 
     def ready(self) -> None:
-        from items import drafting  # noqa: F401  (registers the drafting collector)
+        from items import drafting, home  # noqa: F401  (register collectors and home page parts)

@@ -1,10 +1,22 @@
-"""Word-level (English) and character-level (Chinese) diffs of item revisions (pure)."""
+"""Diffs of item revisions (pure): sentence by sentence, then word by word (English) or character (Chinese).
+
+A sentence an expert rewrote shows as one replaced block (old sentence struck, new one inserted) rather than
+interleaved words; a sentence with a few words changed shows those words.
+"""
 
 import difflib
 import re
 from dataclasses import dataclass
 
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
+# A sentence ends after its closing punctuation (and any closing quotes or brackets) and the spaces that follow;
+# Chinese sentences end on 。！？ with no space after them. Line breaks end a sentence too.
+_SENTENCES = {
+    "en": re.compile(r"[^\n]*?(?:[.!?…]+[\"'”’)\]]*(?:\s+|$)|\n+|$)", re.UNICODE),
+    "zh": re.compile(r"[^\n]*?(?:[。！？!?…]+[”’」』）)]*\s*|\n+|$)", re.UNICODE),
+}
+# Below this share of unchanged words (difflib's ratio), a sentence counts as rewritten and shows as one block.
+REWRITE_RATIO = 0.5
 
 
 @dataclass(frozen=True)
@@ -22,8 +34,13 @@ def tokenize(text: str, language: str) -> list[str]:
     return _WORDS.findall(text)
 
 
-def diff_text(old: str, new: str, language: str) -> list[Segment]:
-    """Return the segments that turn ``old`` into ``new``."""
+def split_sentences(text: str, language: str) -> list[str]:
+    """Split text into sentences that join back to exactly ``text`` (trailing spaces stay with their sentence)."""
+    pattern = _SENTENCES["zh" if language == "zh" else "en"]
+    return [part for part in pattern.findall(text) if part]
+
+
+def _word_segments(old: str, new: str, language: str) -> list[Segment]:
     a, b = tokenize(old, language), tokenize(new, language)
     segments: list[Segment] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
@@ -35,6 +52,56 @@ def diff_text(old: str, new: str, language: str) -> list[Segment]:
         if j2 > j1:
             segments.append(Segment("insert", "".join(b[j1:j2])))
     return segments
+
+
+def _rewritten(old: str, new: str, language: str) -> bool:
+    """Return whether most words (characters in Chinese) of a sentence changed."""
+    a = [t for t in tokenize(old, language) if not t.isspace()]
+    b = [t for t in tokenize(new, language) if not t.isspace()]
+    if not a or not b:
+        return True
+    return difflib.SequenceMatcher(a=a, b=b, autojunk=False).ratio() < REWRITE_RATIO
+
+
+def _replaced(old: str, new: str, language: str) -> list[Segment]:
+    if _rewritten(old, new, language):
+        return [Segment("delete", old), Segment("insert", new)]
+    return _word_segments(old, new, language)
+
+
+def _merge(segments: list[Segment]) -> list[Segment]:
+    merged: list[Segment] = []
+    for segment in segments:
+        if not segment.text:
+            continue
+        if merged and merged[-1].op == segment.op:
+            merged[-1] = Segment(segment.op, merged[-1].text + segment.text)
+        else:
+            merged.append(segment)
+    return merged
+
+
+def diff_text(old: str, new: str, language: str) -> list[Segment]:
+    """Return the segments that turn ``old`` into ``new``.
+
+    Sentences are aligned first; a changed sentence is diffed word by word (character by character in Chinese)
+    unless most of it changed, in which case it shows as one deleted and one inserted block.
+    """
+    a, b = split_sentences(old, language), split_sentences(new, language)
+    segments: list[Segment] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            segments.append(Segment("equal", "".join(a[i1:i2])))
+        elif op == "delete":
+            segments.append(Segment("delete", "".join(a[i1:i2])))
+        elif op == "insert":
+            segments.append(Segment("insert", "".join(b[j1:j2])))
+        elif i2 - i1 == j2 - j1:
+            for before, after in zip(a[i1:i2], b[j1:j2], strict=True):
+                segments += _replaced(before, after, language)
+        else:
+            segments += _replaced("".join(a[i1:i2]), "".join(b[j1:j2]), language)
+    return _merge(segments)
 
 
 def flatten_version(kind: str, version: dict | None) -> list[tuple[str, str]]:

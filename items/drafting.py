@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from items import services
-from items.content import LANGUAGES, check_parity, validate_content
+from items.content import LANGUAGES, check_parity, normalise_content, searchable_text, validate_content
 from items.models import Dimension, DraftingJob, EmotionCategory, Item, ItemTemplate, Scenario
 from llm import collectors
 from llm import services as llm_services
@@ -18,6 +18,8 @@ from llm.models import Endpoint, Run, RunItem
 
 BATCH = 5
 DRAFTING_PURPOSE = "drafting"
+# The kind of a job's failure entry for a candidate skipped as an exact copy of an existing item.
+DUPLICATE = "duplicate"
 SHAPES = {
     "mcq": '{"context": "...", "question": "...", "options": ["...", "...", "...", "..."], "answer": 0}',
     "multi_turn_choice": '{"context": "...", "turns": [{"user": "...", "options": ["...", "..."], "answer": 0}]}',
@@ -118,14 +120,23 @@ def drafting_job_start(
     prompts = []
     for batch in range(math.ceil(count / BATCH)):
         n = min(BATCH, count - batch * BATCH)
-        scenario = scenarios[batch % len(scenarios)].name_en if scenarios else ""
-        emotion = emotions[batch % len(emotions)].name_en if emotions else ""
+        scenario = scenarios[batch % len(scenarios)] if scenarios else None
+        emotion = emotions[batch % len(emotions)] if emotions else None
         prompts.append(
             {
                 "key": f"batch-{batch + 1}",
-                "ref": {"batch": batch + 1},
+                # The batch's targets, so that its candidates are labelled with them (and count in coverage).
+                "ref": {
+                    "batch": batch + 1,
+                    "scenario": scenario.pk if scenario else None,
+                    "emotion": emotion.pk if emotion else None,
+                },
                 "messages": drafting_messages(
-                    template=template, n=n, languages=wanted, scenario=scenario, emotion=emotion
+                    template=template,
+                    n=n,
+                    languages=wanted,
+                    scenario=scenario.name_en if scenario else "",
+                    emotion=emotion.name_en if emotion else "",
                 ),
             }
         )
@@ -177,6 +188,9 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
     if job.llm_run.status != Run.Status.DONE:
         failures.append({"where": "run", "reason": job.llm_run.error or job.llm_run.status})
     n = Item.objects.filter(uid__startswith=f"{dimension.code}-draft-{job.pk}-").count()
+    scenarios = {s.pk: s for s in job.scenarios.all()}
+    emotions = {e.pk: e for e in job.emotions.all()}
+    candidates = []
     for ri in RunItem.objects.filter(run=job.llm_run).select_related("call").order_by("position"):
         where_batch = _("batch %(n)s") % {"n": ri.ref.get("batch", ri.position)}
         if ri.status != RunItem.Status.DONE or not isinstance(ri.result, dict):
@@ -210,31 +224,55 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
                     }
                 )
                 continue
-            n += 1
-            uid = f"{dimension.code}-draft-{job.pk}-{n}"
-            item = services.item_create(
-                benchmark=dimension.benchmark,
-                uid=uid,
-                kind=template.kind,
-                user=user,
-                state=services.ItemState(
-                    dimension=dimension,
-                    content=content,
-                    metadata={
-                        "draft": {
-                            "job": job.pk,
-                            "template": str(template),
-                            "call": ri.call_id,
-                            "prompt": ri.request.get("messages"),
-                            "raw": candidate,
-                        },
-                        **({"machine_drafted_languages": machine} if machine else {}),
-                    },
-                ),
-                message=_("LLM draft from %(template)s") % {"template": template},
-                origin=Item.Origin.LLM_DRAFT,
+            candidates.append((ri, where, content, candidate))
+    texts = {id(c): searchable_text(normalise_content(template.kind, c[2])) for c in candidates}
+    existing = dict(
+        Item.objects.filter(search_text__in=set(texts.values())).order_by("uid").values_list("search_text", "uid")
+    )
+    for entry in candidates:
+        ri, where, content, candidate = entry
+        text = texts[id(entry)]
+        if text in existing:
+            # An exact copy of an item already in the bank (or drafted earlier in this job) is not imported.
+            failures.append(
+                {
+                    "kind": DUPLICATE,
+                    "where": where,
+                    "uid": existing[text],
+                    "reason": _("exact duplicate of item %(uid)s; skipped") % {"uid": existing[text]},
+                }
             )
-            created.append(item.uid)
+            continue
+        n += 1
+        uid = f"{dimension.code}-draft-{job.pk}-{n}"
+        scenario = scenarios.get(ri.ref.get("scenario"))
+        emotion = emotions.get(ri.ref.get("emotion"))
+        item = services.item_create(
+            benchmark=dimension.benchmark,
+            uid=uid,
+            kind=template.kind,
+            user=user,
+            state=services.ItemState(
+                dimension=dimension,
+                content=content,
+                scenario=scenario,
+                emotions=[emotion] if emotion else [],
+                metadata={
+                    "draft": {
+                        "job": job.pk,
+                        "template": str(template),
+                        "call": ri.call_id,
+                        "prompt": ri.request.get("messages"),
+                        "raw": candidate,
+                    },
+                    **({"machine_drafted_languages": machine} if machine else {}),
+                },
+            ),
+            message=_("LLM draft from %(template)s") % {"template": template},
+            origin=Item.Origin.LLM_DRAFT,
+        )
+        existing[text] = item.uid
+        created.append(item.uid)
     job.created_uids, job.failures, job.collected = created, failures, True
     job.save(update_fields=["created_uids", "failures", "collected"])
     return job

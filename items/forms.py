@@ -2,6 +2,8 @@
 
 from django import forms
 from django.http import QueryDict
+from django.urls import reverse_lazy
+from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -10,6 +12,45 @@ from items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Ite
 from llm.models import Endpoint
 
 EXTRA_OPTIONS = 2
+
+
+# Words the picker script shows, in the interface language.
+PICKER_LABELS = {"data-remove-label": _("Remove"), "data-empty-label": _("No matches")}
+
+
+def _search_words(instance: object) -> str:
+    """Return what a picker matches an option on: both names, the code, and the valence or domain."""
+    words = [getattr(instance, name, "") for name in ("name_en", "name_zh", "code", "valence")]
+    domain = getattr(instance, "domain", None)
+    if domain is not None:
+        words += [domain.name_en, domain.name_zh]
+    return " ".join(str(w) for w in words if w)
+
+
+class PickerMixin:
+    """Mark a select for the searchable picker of static/js/app.js; each option carries its words to search on.
+
+    Without JavaScript the select stays a plain select, so the form works as before.
+    """
+
+    def __init__(self, attrs: dict | None = None, placeholder: str = "") -> None:
+        marked = {"data-picker": "", **PICKER_LABELS, **({"data-placeholder": placeholder} if placeholder else {})}
+        super().__init__({**marked, **(attrs or {})})
+
+    def create_option(self, name: str, value: object, *args: object, **kwargs: object) -> dict:
+        option = super().create_option(name, value, *args, **kwargs)
+        instance = getattr(value, "instance", None)
+        if instance is not None:
+            option["attrs"]["data-search"] = _search_words(instance)
+        return option
+
+
+class PickerSelectMultiple(PickerMixin, forms.SelectMultiple):
+    """A multi-select shown as a searchable picker with removable chips."""
+
+
+class PickerSelect(PickerMixin, forms.Select):
+    """A single select shown as a searchable picker."""
 
 
 class StatusDecisionForm(forms.Form):
@@ -75,9 +116,17 @@ class ItemMetaForm(forms.Form):
     """Classification fields of the editor; content fields are read from the POST by ``content_from_post``."""
 
     dimension = forms.ModelChoiceField(label=_("Dimension"), queryset=Dimension.objects.none())
-    scenario = forms.ModelChoiceField(label=_("Scenario"), queryset=Scenario.objects.all(), required=False)
+    scenario = forms.ModelChoiceField(
+        label=_("Scenario"),
+        queryset=Scenario.objects.all(),
+        required=False,
+        widget=PickerSelect(placeholder=_("Search scenarios…")),
+    )
     emotions = forms.ModelMultipleChoiceField(
-        label=_("Emotions"), queryset=EmotionCategory.objects.all(), required=False
+        label=_("Emotions"),
+        queryset=EmotionCategory.objects.all(),
+        required=False,
+        widget=PickerSelectMultiple(placeholder=_("Search emotions…")),
     )
     crisis_level = forms.ModelChoiceField(
         label=_("Crisis risk level"), queryset=CrisisLevel.objects.all(), required=False
@@ -110,12 +159,29 @@ class TemplateForm(forms.Form):
     instructions = forms.CharField(label=_("Instructions"), widget=forms.Textarea(attrs={"rows": 5}))
     constraints = forms.CharField(label=_("Constraints"), widget=forms.Textarea(attrs={"rows": 3}), required=False)
     scenarios = forms.ModelMultipleChoiceField(
-        label=_("Target scenarios"), queryset=Scenario.objects.all(), required=False
+        label=_("Target scenarios"),
+        queryset=Scenario.objects.select_related("domain"),
+        required=False,
+        widget=PickerSelectMultiple(placeholder=_("Search scenarios…")),
     )
     emotions = forms.ModelMultipleChoiceField(
-        label=_("Target emotions"), queryset=EmotionCategory.objects.all(), required=False
+        label=_("Target emotions"),
+        queryset=EmotionCategory.objects.all(),
+        required=False,
+        widget=PickerSelectMultiple(placeholder=_("Search emotions…")),
     )
-    seed_items = forms.CharField(label=_("Seed items (uids of expert-revised items)"), required=False)
+    # Uids typed or picked: the picker searches the items API and writes the chosen uids into this field.
+    seed_items = forms.CharField(
+        label=_("Seed items (uids of expert-revised items)"),
+        required=False,
+        widget=forms.TextInput(
+            attrs={
+                "data-picker-remote": format_lazy("{}?page_size=8&q=", reverse_lazy("item-list")),
+                **PICKER_LABELS,
+                "data-placeholder": _("Search items…"),
+            }
+        ),
+    )
 
     def clean_seed_items(self) -> list[Item]:
         uids = [u for u in self.cleaned_data.get("seed_items", "").replace(",", " ").split() if u]

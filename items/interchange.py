@@ -48,7 +48,26 @@ class LineError:
     message: str
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.field}: {self.message}"
+        return _("line %(line)s: %(field)s: %(message)s") % {
+            "line": self.line,
+            "field": self.field,
+            "message": self.message,
+        }
+
+
+def json_error_text(message: str) -> str:
+    """Return Python's JSON parser message in the active language (the parser's own text when not known)."""
+    known = {
+        "Expecting value": _("a value was expected"),
+        "Expecting property name enclosed in double quotes": _("a field name in double quotes was expected"),
+        "Expecting ',' delimiter": _("a comma was expected"),
+        "Expecting ':' delimiter": _("a colon was expected"),
+        "Extra data": _("there is text after the JSON object"),
+        "Unterminated string starting at": _("a text value is not closed"),
+        "Invalid control character at": _("a control character is inside a text value"),
+        "Invalid \\escape": _("invalid backslash escape"),
+    }
+    return known.get(message, message)
 
 
 @dataclass
@@ -108,7 +127,10 @@ def _read_line(number: int, raw: bytes, *, max_line_bytes: int) -> tuple[int, di
     except InputRefused as exc:
         return LineError(number, exc.field or "line", exc.reason)
     except json.JSONDecodeError as exc:
-        message = _("malformed JSON: %(error)s at column %(column)s") % {"error": exc.msg, "column": exc.colno}
+        message = _("malformed JSON: %(error)s at column %(column)s") % {
+            "error": json_error_text(exc.msg),
+            "column": exc.colno,
+        }
         return LineError(number, "line", message)
     if not isinstance(obj, dict):
         message = _("expected a JSON object, got %(type)s") % {"type": type(obj).__name__}

@@ -7,4 +7,4 @@ class LabellingConfig(AppConfig):
     verbose_name = _("Pairwise labelling")
 
     def ready(self) -> None:
-        from labelling import services  # noqa: F401  (registers the responses collector)
+        from labelling import home, services  # noqa: F401  (register collectors and home page parts)

@@ -19,6 +19,13 @@ class ComparisonSetForm(forms.Form):
         label=_("Experts per comparison (empty: every expert labels all)"), min_value=1, required=False
     )
     seed = forms.IntegerField(label=_("Seed"), initial=0)
+    order = forms.ChoiceField(
+        label=_("Serving order"),
+        choices=[("random", _("stratified random")), ("active", _("active (most informative first)"))],
+        initial="random",
+        required=False,
+        help_text=_("Active: comparisons where the candidate judges disagree come first; the draws are recorded."),
+    )
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

@@ -50,10 +50,23 @@ class ComparisonSet(models.Model):
         _("experts per comparison"), null=True, blank=True, help_text=_("Empty: every assigned expert labels all.")
     )
     experts = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="comparison_sets")
+    # Active: served in the order that most informs the judge choice, with each draw's probability recorded
+    # (calibration.allocation, through labelling.serving); the agreement estimates correct for it.
+    order = models.CharField(
+        _("serving order"),
+        max_length=6,
+        choices=[("random", _("stratified random")), ("active", _("active (most informative first)"))],
+        default="random",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Closing a set fixes its labels: experts may change their own labels only while it is open.
+    closed_at = models.DateTimeField(_("closed at"), null=True, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -66,6 +79,10 @@ class ComparisonSet(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
 
 
 class Comparison(models.Model):
@@ -105,6 +122,10 @@ class LabelAssignment(models.Model):
     shown_order = models.CharField(max_length=2, choices=Order.choices)
     position = models.PositiveIntegerField(default=0)
     first_viewed_at = models.DateTimeField(null=True, blank=True)
+    # Set when the expert opens an assignment already labelled: a change is timed from then.
+    reopened_at = models.DateTimeField(null=True, blank=True)
+    # Set when the expert puts the comparison aside; it moves to the end of their queue and stays theirs.
+    skipped_at = models.DateTimeField(_("skipped at"), null=True, blank=True)
 
     class Meta:
         ordering = ["expert", "position"]
@@ -129,6 +150,7 @@ class ExpertLabel(models.Model):
     rationale = models.TextField(_("rationale"), blank=True)
     seconds_spent = models.PositiveIntegerField(_("seconds spent"), null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    changed_at = models.DateTimeField(_("last changed at"), null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -139,3 +161,30 @@ class ExpertLabel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.assignment}: {self.score:+d}"
+
+
+class LabelChange(models.Model):
+    """One change an expert made to their own label while the set was open: the old and the new verdict."""
+
+    label = models.ForeignKey(ExpertLabel, on_delete=models.CASCADE, related_name="changes")
+    old_score = models.SmallIntegerField(_("old signed score"))
+    new_score = models.SmallIntegerField(_("new signed score"))
+    old_rationale = models.TextField(_("old rationale"), blank=True)
+    new_rationale = models.TextField(_("new rationale"), blank=True)
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    changed_at = models.DateTimeField(auto_now_add=True)
+    seconds_spent = models.PositiveIntegerField(_("seconds spent"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["label", "changed_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(old_score__gte=-5) & Q(old_score__lte=5) & Q(new_score__gte=-5) & Q(new_score__lte=5),
+                name="label_change_scores_in_range",
+            ),
+        ]
+        verbose_name = _("label change")
+        verbose_name_plural = _("label changes")
+
+    def __str__(self) -> str:
+        return f"{self.label_id}: {self.old_score:+d} -> {self.new_score:+d}"

@@ -3,10 +3,12 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from labelling.models import Comparison, ComparisonSet, LabelAssignment, ModelResponse
+from labelling import serving
+from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+from labelling.pairwise import anonymise, shown_choice
 
 
 def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
@@ -25,10 +27,12 @@ def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[Compariso
     return [(cs, cs.n_comparisons, *progress.get(cs.pk, (0, 0))) for cs in sets]
 
 
-def label_assignment(*, comparison_set: ComparisonSet, pk: int) -> LabelAssignment | None:
-    """Return an assignment of the set with the item, dimension, both responses it shows and its label, if any."""
+def label_assignment(*, comparison_set: ComparisonSet | int, pk: int) -> LabelAssignment | None:
+    """Return an assignment of the set (or set id) with its set, item, dimension, both responses it shows and its
+    label, if any: one query."""
     return (
         LabelAssignment.objects.select_related(
+            "comparison__comparison_set",
             "comparison__item__current_revision",
             "comparison__dimension",
             "comparison__response_a",
@@ -43,7 +47,14 @@ def label_assignment(*, comparison_set: ComparisonSet, pk: int) -> LabelAssignme
 def label_next(
     *, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | None = None
 ) -> LabelAssignment | None:
-    """Return the expert's first unlabelled assignment in queue order, other than ``after``."""
+    """Return the expert's first unlabelled assignment in queue order, other than ``after``.
+
+    A set in another order (active: ``calibration.allocation``, which records each draw) is served by the server
+    registered for it with ``labelling.serving``.
+    """
+    serve = serving.server(comparison_set.order)
+    if serve is not None:
+        return serve(comparison_set=comparison_set, expert=expert, after=after)
     pending = LabelAssignment.objects.filter(
         comparison__comparison_set=comparison_set, expert=expert, label__isnull=True
     ).order_by("position", "id")
@@ -54,10 +65,17 @@ def label_next(
 
 def label_progress(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> tuple[int, int]:
     """Return (labelled, assigned) for the expert."""
-    counts = LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert).aggregate(
-        done=Count("label"), total=Count("id")
-    )
+    counts = label_counts(comparison_set=comparison_set, expert=expert)
     return counts["done"], counts["total"]
+
+
+def label_counts(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> dict[str, int]:
+    """Return the expert's labelled (``done``), assigned (``total``) and put-aside unlabelled (``skipped``) ones."""
+    return LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert).aggregate(
+        done=Count("label"),
+        total=Count("id"),
+        skipped=Count("id", filter=Q(skipped_at__isnull=False, label__isnull=True)),
+    )
 
 
 MODEL_NAMES_TTL_SECONDS = 300
@@ -87,3 +105,142 @@ def eligible_labellers() -> list[AbstractBaseUser]:
     """Return the active users who may label comparisons (experts and lead experts), by username."""
     users = get_user_model().objects.filter(is_active=True).order_by("username")
     return [u for u in users if u.has_perm("labelling.label_comparisons")]
+
+
+def label_previous(
+    *, comparison_set: ComparisonSet, expert: AbstractBaseUser, before: LabelAssignment | None = None
+) -> LabelAssignment | None:
+    """Return the assignment the expert labelled last before ``before`` (in the order the labels were given).
+
+    Without ``before``, or when ``before`` is not labelled yet, return the expert's latest label in the set.
+    """
+    labelled = LabelAssignment.objects.filter(
+        comparison__comparison_set=comparison_set, expert=expert, label__isnull=False
+    ).order_by("-label__created_at", "-label__id")
+    label = getattr(before, "label", None) if before is not None else None
+    if label is not None:
+        labelled = labelled.filter(
+            Q(label__created_at__lt=label.created_at) | Q(label__created_at=label.created_at, label__id__lt=label.pk)
+        )
+    return labelled.first()
+
+
+def skipped_assignments(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[LabelAssignment]:
+    """Return the comparisons the expert put aside and has not labelled yet, in queue order."""
+    return LabelAssignment.objects.filter(
+        comparison__comparison_set=comparison_set, expert=expert, skipped_at__isnull=False, label__isnull=True
+    ).order_by("position", "id")
+
+
+def expert_labels(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[ExpertLabel]:
+    """Return the expert's labels in the set, in the order given, with their comparisons and number of changes."""
+    return (
+        ExpertLabel.objects.filter(assignment__comparison__comparison_set=comparison_set, assignment__expert=expert)
+        .select_related("assignment__comparison__item", "assignment__comparison__dimension")
+        .annotate(n_changes=Count("changes"))
+        .order_by("created_at", "id")
+    )
+
+
+def set_progress(*, comparison_set: ComparisonSet) -> list[dict]:
+    """Return each assigned expert's progress in the set: username, assigned, labelled, skipped, changed labels."""
+    rows = (
+        LabelAssignment.objects.filter(comparison__comparison_set=comparison_set)
+        .values("expert__username")
+        .annotate(
+            assigned=Count("id"),
+            labelled=Count("label"),
+            skipped=Count("id", filter=Q(skipped_at__isnull=False, label__isnull=True)),
+            changed=Count("label", filter=Q(label__changed_at__isnull=False)),
+        )
+        .order_by("expert__username")
+    )
+    return [
+        {
+            "expert": r["expert__username"],
+            "assigned": r["assigned"],
+            "labelled": r["labelled"],
+            "skipped": r["skipped"],
+            "changed": r["changed"],
+        }
+        for r in rows
+    ]
+
+
+def comparison_sets(*, user: AbstractBaseUser) -> QuerySet[ComparisonSet]:
+    """Return every set, newest first, with its size and the user's own (labelled, assigned) counted in SQL."""
+    sizes = Comparison.objects.filter(comparison_set=OuterRef("pk")).order_by().values("comparison_set")
+    mine = (
+        LabelAssignment.objects.filter(comparison__comparison_set=OuterRef("pk"), expert=user.pk)
+        .order_by()
+        .values("comparison__comparison_set")
+    )
+    return (
+        ComparisonSet.objects.select_related("benchmark", "created_by")
+        .annotate(
+            n_comparisons=Coalesce(Subquery(sizes.annotate(n=Count("id")).values("n")), 0),
+            my_assigned=Coalesce(Subquery(mine.annotate(n=Count("id")).values("n")), 0),
+            my_labelled=Coalesce(Subquery(mine.annotate(n=Count("label")).values("n")), 0),
+        )
+        .order_by("-created_at", "-id")
+    )
+
+
+def expert_progress(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> dict:
+    """Return the expert's labelled, assigned and skipped (not yet labelled) counts in the set."""
+    return LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert).aggregate(
+        labelled=Count("label"),
+        assigned=Count("id"),
+        skipped=Count("id", filter=Q(skipped_at__isnull=False, label__isnull=True)),
+    )
+
+
+def expert_assignments(*, expert: AbstractBaseUser, comparison_set: int | None = None, state: str = "") -> QuerySet:
+    """Return the expert's assignments in queue order; ``state`` is pending, labelled or skipped."""
+    assignments = (
+        LabelAssignment.objects.filter(expert=expert)
+        .select_related("comparison__item", "comparison__dimension", "label")
+        .order_by("comparison__comparison_set_id", "position", "id")
+    )
+    if comparison_set is not None:
+        assignments = assignments.filter(comparison__comparison_set_id=comparison_set)
+    if state == "pending":
+        assignments = assignments.filter(label__isnull=True)
+    elif state == "labelled":
+        assignments = assignments.filter(label__isnull=False)
+    elif state == "skipped":
+        assignments = assignments.filter(label__isnull=True, skipped_at__isnull=False)
+    return assignments
+
+
+def blind_comparison(*, assignment: LabelAssignment) -> dict:
+    """Return what the expert sees of an assignment: prompt, anonymised texts left and right, their verdict."""
+    comparison = assignment.comparison
+    left, right = (
+        (comparison.response_a, comparison.response_b)
+        if assignment.shown_order == "AB"
+        else (comparison.response_b, comparison.response_a)
+    )
+    revision = comparison.item.current_revision
+    content = revision.content.get(comparison.language, {}) if revision else {}
+    names = set_model_names(comparison_set=comparison.comparison_set)
+    label = getattr(assignment, "label", None)
+    verdict = None
+    if label is not None:
+        winner, margin = shown_choice(shown_order=label.shown_order, score=label.score)
+        verdict = {"winner": winner, "margin": margin or None, "rationale": label.rationale}
+    return {
+        "assignment": assignment.pk,
+        "comparison_set": comparison.comparison_set_id,
+        "item": comparison.item.uid,
+        "language": comparison.language,
+        "dimension": comparison.dimension.code,
+        "dimension_name": comparison.dimension.name,
+        "dimension_definition": comparison.dimension.definition,
+        "context": content.get("context", "") or "",
+        "prompt": content.get("prompt", "") or "",
+        "left": anonymise(left.text, names),
+        "right": anonymise(right.text, names),
+        "skipped": assignment.skipped_at is not None,
+        "label": verdict,
+    }

@@ -3,6 +3,7 @@
 import itertools
 import random
 from collections import Counter
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -16,7 +17,7 @@ from core.inputs import NUL, nul_sentence
 from items.interchange import LineError, read_jsonl
 from items.models import Benchmark, Dimension, Item
 from items.services import ImportFailed
-from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, LabelChange, ModelResponse
 from labelling.pairwise import canonical_score
 from llm import collectors
 from llm import services as llm_services
@@ -230,10 +231,39 @@ class LabelConflict(ServiceError):
 
 def _assignment(comparison: Comparison, expert: AbstractBaseUser) -> LabelAssignment:
     # Locked, so that simultaneous submissions of one assignment take turns: each sees the label stored before it.
-    assignment = LabelAssignment.objects.select_for_update().filter(comparison=comparison, expert=expert).first()
+    assignment = (
+        LabelAssignment.objects.select_for_update(of=("self",))
+        .select_related("comparison__comparison_set")
+        .filter(comparison=comparison, expert=expert)
+        .first()
+    )
     if assignment is None:
         raise ValidationError(_("This comparison is not assigned to you."))
+    if not assignment.comparison.comparison_set.is_open:
+        raise ValidationError(_("This comparison set is closed; its labels can no longer change."))
     return assignment
+
+
+def _verdict(assignment: LabelAssignment, *, winner: str, margin: int | None, rationale: str) -> int:
+    """Return the canonical score of what the expert chose on screen; raise ValidationError naming the field."""
+    try:
+        score = canonical_score(shown_order=assignment.shown_order, winner=winner, margin=margin)
+    except ValueError as exc:
+        messages = {
+            "tie": ("margin", _("A tie has no margin.")),
+            "margin": ("margin", _("Choose a margin from + to +++++.")),
+            "winner": ("winner", _("Choose the better response or a tie.")),
+        }
+        key = "tie" if "tie has" in str(exc) else "margin" if "margin" in str(exc) else "winner"
+        field, message = messages[key]
+        raise ValidationError({field: message}) from exc
+    if NUL in rationale:
+        raise ValidationError({"rationale": nul_sentence(_("rationale"))})
+    return score
+
+
+def _seconds_since(moment: datetime | None) -> int | None:
+    return max(0, int((timezone.now() - moment).total_seconds())) if moment else None
 
 
 @transaction.atomic
@@ -248,46 +278,106 @@ def label_submit(
     """Record an expert's verdict as seen on screen, stored in canonical orientation with the order shown.
 
     Submitting the stored verdict again (a double click, a retried request) returns the stored label; a different
-    verdict raises ``LabelConflict``: a label is given once and never replaced.
+    verdict raises ``LabelConflict``: a second submission never silently replaces a label (``label_change`` does,
+    on purpose, and records the change).
     """
     assignment = _assignment(comparison, expert)
-    try:
-        score = canonical_score(shown_order=assignment.shown_order, winner=winner, margin=margin)
-    except ValueError as exc:
-        messages = {
-            "tie": _("A tie has no margin."),
-            "margin": _("Choose a margin from + to +++++."),
-            "winner": _("Choose the better response or a tie."),
-        }
-        key = "tie" if "tie has" in str(exc) else "margin" if "margin" in str(exc) else "winner"
-        raise ValidationError(messages[key]) from exc
-    if NUL in rationale:
-        raise ValidationError(nul_sentence(_("rationale")))
+    score = _verdict(assignment, winner=winner, margin=margin, rationale=rationale)
     stored = ExpertLabel.objects.filter(assignment=assignment).first()
     if stored is not None:
         if stored.score == score and stored.rationale == rationale.strip():
             return stored
         raise LabelConflict(_("You already labelled this comparison."))
-    seconds = None
-    if assignment.first_viewed_at:
-        seconds = max(0, int((timezone.now() - assignment.first_viewed_at).total_seconds()))
     label = ExpertLabel(
         assignment=assignment,
         score=score,
         shown_order=assignment.shown_order,
         rationale=rationale.strip(),
-        seconds_spent=seconds,
+        seconds_spent=_seconds_since(assignment.first_viewed_at),
     )
     label.full_clean()
     label.save()
     return label
 
 
+@transaction.atomic
+def label_change(
+    *,
+    comparison: Comparison,
+    expert: AbstractBaseUser,
+    winner: str,
+    margin: int | None,
+    rationale: str = "",
+) -> ExpertLabel:
+    """Change the expert's own label while the set is open, recording the old and new verdict and the time taken.
+
+    The time of a change runs from when the expert last opened the labelled comparison. The same verdict again
+    changes nothing and records nothing.
+    """
+    assignment = _assignment(comparison, expert)
+    score = _verdict(assignment, winner=winner, margin=margin, rationale=rationale)
+    label = ExpertLabel.objects.filter(assignment=assignment).first()
+    if label is None:
+        raise ValidationError(_("You have not labelled this comparison yet; there is nothing to change."))
+    if label.score == score and label.rationale == rationale.strip():
+        return label
+    change = LabelChange(
+        label=label,
+        old_score=label.score,
+        new_score=score,
+        old_rationale=label.rationale,
+        new_rationale=rationale.strip(),
+        changed_by=expert,
+        seconds_spent=_seconds_since(assignment.reopened_at),
+    )
+    change.full_clean()
+    change.save()
+    label.score, label.rationale, label.changed_at = score, rationale.strip(), timezone.now()
+    label.full_clean()
+    label.save(update_fields=["score", "rationale", "changed_at"])
+    # A further change is timed from this one.
+    LabelAssignment.objects.filter(pk=assignment.pk).update(reopened_at=label.changed_at)
+    return label
+
+
+@transaction.atomic
+def label_skip(*, comparison: Comparison, expert: AbstractBaseUser) -> LabelAssignment:
+    """Put a comparison aside: it moves to the end of the expert's queue in the set and stays assigned to them."""
+    assignment = _assignment(comparison, expert)
+    if ExpertLabel.objects.filter(assignment=assignment).exists():
+        raise ValidationError(_("You already labelled this comparison; there is nothing to skip."))
+    last = (
+        LabelAssignment.objects.filter(comparison__comparison_set_id=comparison.comparison_set_id, expert=expert)
+        .order_by("-position")
+        .values_list("position", flat=True)
+        .first()
+    )
+    assignment.position = (last or 0) + 1
+    assignment.skipped_at = timezone.now()
+    assignment.save(update_fields=["position", "skipped_at"])
+    return assignment
+
+
+@transaction.atomic
+def comparison_set_close(*, comparison_set: ComparisonSet, user: AbstractBaseUser) -> ComparisonSet:
+    """Close a set: its labels are final, and experts can no longer label, change or skip in it."""
+    comparison_set = ComparisonSet.objects.select_for_update().get(pk=comparison_set.pk)
+    if not comparison_set.is_open:
+        raise ValidationError(_("This comparison set is already closed."))
+    comparison_set.closed_at, comparison_set.closed_by = timezone.now(), user
+    comparison_set.save(update_fields=["closed_at", "closed_by"])
+    return comparison_set
+
+
 def assignment_mark_viewed(*, assignment: LabelAssignment) -> None:
-    """Note when the expert first opened the comparison, to measure time spent."""
+    """Note when the expert first opened the comparison, and when they reopen a labelled one, to time their work."""
+    now = timezone.now()
     if assignment.first_viewed_at is None:
-        LabelAssignment.objects.filter(pk=assignment.pk, first_viewed_at=None).update(first_viewed_at=timezone.now())
+        LabelAssignment.objects.filter(pk=assignment.pk, first_viewed_at=None).update(first_viewed_at=now)
         assignment.refresh_from_db(fields=["first_viewed_at"])
+    if hasattr(assignment, "label"):
+        LabelAssignment.objects.filter(pk=assignment.pk).update(reopened_at=now)
+        assignment.reopened_at = now
 
 
 RESPONSES_PURPOSE = "labelling.responses"
@@ -369,3 +459,25 @@ def responses_collect(*, run: Run, user: AbstractBaseUser | None = None) -> dict
         )
     ModelResponse.objects.bulk_create(new)
     return {"created": len(new), "missing": missing}
+
+
+# Orders a set can serve its comparisons in: its queue's stratified random order, or an order registered with
+# labelling.serving ("active": calibration.allocation).
+ORDERS = ("random", "active")
+
+
+@transaction.atomic
+def comparison_set_order_set(*, comparison_set: ComparisonSet, order: str) -> ComparisonSet:
+    """Set the order in which the set's comparisons are served; only before anything is labelled or served."""
+    if order not in ORDERS:
+        raise ValidationError(_("Unknown serving order %(order)s.") % {"order": order})
+    locked = ComparisonSet.objects.select_for_update().get(pk=comparison_set.pk)
+    if locked.order == order:
+        return locked
+    if ExpertLabel.objects.filter(assignment__comparison__comparison_set=locked).exists() or locked.served.exists():
+        raise ValidationError(_("The serving order is fixed once the first comparison is served or labelled."))
+    locked.order = order
+    locked.full_clean()
+    locked.save(update_fields=["order"])
+    comparison_set.order = order
+    return locked

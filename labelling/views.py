@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
 
 from core.permissions import permission_required
 from items.services import ImportFailed
@@ -14,13 +15,14 @@ from labelling import selectors
 from labelling import services as comparisons
 from labelling.forms import ComparisonSetForm, GenerateForm
 from labelling.models import ComparisonSet
-from labelling.pairwise import anonymise, plus_string
+from labelling.pairwise import anonymise, plus_string, shown_choice
 from llm.models import Run
 
 BUILDERS = gettext_lazy(
     "Importing or generating responses and building comparison sets shows which model wrote which response, so "
     "it is left to those who do not label."
 )
+SKIPPED_SHOWN = 20
 LABELLERS = gettext_lazy(
     "Comparisons are labelled blind by the experts they are assigned to; whoever builds sets or imports responses "
     "has seen the model names and does not label."
@@ -48,6 +50,7 @@ def set_create(request: HttpRequest) -> HttpResponse:
                 per_stratum=data["per_stratum"],
                 experts_per_comparison=data["experts_per_comparison"],
             )
+            comparisons.comparison_set_order_set(comparison_set=cs, order=data.get("order") or "random")
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
@@ -93,31 +96,63 @@ def responses_import(request: HttpRequest) -> HttpResponse:
 @permission_required("labelling.label_comparisons", why=LABELLERS)
 def label_next(request: HttpRequest, pk: int) -> HttpResponse:
     cs = get_object_or_404(ComparisonSet, pk=pk)
-    assignment = selectors.label_next(comparison_set=cs, expert=request.user)
+    if request.GET.get("last"):
+        # Back to the label given last, to change it (the list offers this once the queue is done).
+        assignment = selectors.label_previous(comparison_set=cs, expert=request.user)
+    else:
+        assignment = selectors.label_next(comparison_set=cs, expert=request.user)
     if assignment is None:
         messages.success(request, _("You have labelled every comparison assigned to you in this set."))
         return redirect("labelling:set-list")
     return redirect("labelling:label", pk=cs.pk, assignment=assignment.pk)
 
 
+def _is_prefetch(request: HttpRequest) -> bool:
+    purpose = f"{request.headers.get('Sec-Purpose', '')} {request.headers.get('Purpose', '')}"
+    return "prefetch" in purpose
+
+
+def _not_assigned(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "screening/review_denied.html",
+        {"round": None, "message": _("This comparison is not assigned to you.")},
+        status=403,
+    )
+
+
+def _after(request: HttpRequest, cs: ComparisonSet, assignment: int) -> HttpResponse:
+    """Go on to the expert's next unlabelled comparison, or back to the sets when none is left."""
+    # Only the comparison just put aside may be left: then it comes back now.
+    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment) or selectors.label_next(
+        comparison_set=cs, expert=request.user
+    )
+    if nxt is None:
+        messages.success(request, _("You have labelled every comparison assigned to you in this set."))
+        return redirect("labelling:set-list")
+    # The browser may show the next page from its prefetch: the expert starts on it now.
+    comparisons.assignment_mark_viewed(assignment=nxt)
+    return redirect("labelling:label", pk=cs.pk, assignment=nxt.pk)
+
+
 @permission_required("labelling.label_comparisons", why=LABELLERS)
 def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
-    cs = get_object_or_404(ComparisonSet, pk=pk)
-    assignment_obj = selectors.label_assignment(comparison_set=cs, pk=assignment)
+    # The assignment comes with its set (one query); a set that does not exist is still a 404.
+    assignment_obj = selectors.label_assignment(comparison_set=pk, pk=assignment)
     if assignment_obj is None or assignment_obj.expert_id != request.user.pk:
-        return render(
-            request,
-            "screening/review_denied.html",
-            {"round": None, "message": _("This comparison is not assigned to you.")},
-            status=403,
-        )
+        get_object_or_404(ComparisonSet, pk=pk)
+        return _not_assigned(request)
     comparison = assignment_obj.comparison
+    cs = comparison.comparison_set
+    existing = getattr(assignment_obj, "label", None)
     error, status = "", 200
     if request.method == "POST":
         margin_raw = request.POST.get("margin") or ""
+        changing = existing is not None and request.POST.get("change") == "1"
+        service = comparisons.label_change if changing else comparisons.label_submit
         try:
             margin = int(margin_raw) if margin_raw else None
-            comparisons.label_submit(
+            service(
                 comparison=comparison,
                 expert=request.user,
                 winner=request.POST.get("winner", ""),
@@ -131,12 +166,12 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         except ValidationError as exc:
             error, status = " ".join(exc.messages), 400
         else:
-            nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
-            if nxt is None:
-                messages.success(request, _("You have labelled every comparison assigned to you in this set."))
-                return redirect("labelling:set-list")
-            return redirect("labelling:label", pk=cs.pk, assignment=nxt.pk)
-    comparisons.assignment_mark_viewed(assignment=assignment_obj)
+            if changing:
+                messages.success(request, _("Your label was changed."))
+            return _after(request, cs, assignment_obj.pk)
+    if not _is_prefetch(request):
+        # A page fetched ahead of time (<link rel="prefetch">) is not yet seen: timing starts when it is.
+        comparisons.assignment_mark_viewed(assignment=assignment_obj)
     left, right = (
         (comparison.response_a, comparison.response_b)
         if assignment_obj.shown_order == "AB"
@@ -147,10 +182,24 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         if comparison.item.current_revision
         else {}
     )
-    done, total = selectors.label_progress(comparison_set=cs, expert=request.user)
+    counts = selectors.label_counts(comparison_set=cs, expert=request.user)
+    done, total = counts["done"], counts["total"]
     nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
+    previous = selectors.label_previous(comparison_set=cs, expert=request.user, before=assignment_obj)
+    skipped = (
+        list(
+            selectors.skipped_assignments(comparison_set=cs, expert=request.user)
+            .exclude(pk=assignment_obj.pk)
+            .select_related("comparison__item", "comparison__dimension")[:SKIPPED_SHOWN]
+        )
+        if counts["skipped"]
+        else []
+    )
     model_names = selectors.set_model_names(comparison_set=cs)
-    existing = getattr(assignment_obj, "label", None)
+    posted = request.POST if request.method == "POST" else {}
+    if existing is not None and not posted:
+        winner, margin = shown_choice(shown_order=existing.shown_order, score=existing.score)
+        posted = {"winner": winner, "margin": str(margin) if margin else "", "rationale": existing.rationale}
     return render(
         request,
         "labelling/label.html",
@@ -168,10 +217,46 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
             "total": total,
             "percent": int(100 * done / total) if total else 0,
             "next_url": reverse("labelling:label", args=[cs.pk, nxt.pk]) if nxt else "",
+            "previous_url": reverse("labelling:label", args=[cs.pk, previous.pk]) if previous else "",
+            "skipped": skipped,
             "existing": existing,
             "error": error,
-            "posted": request.POST if request.method == "POST" else {},
+            "posted": posted,
             "margins": [(m, plus_string(m)) for m in range(1, 6)],
         },
         status=status,
     )
+
+
+@permission_required("labelling.manage_comparisons", why=BUILDERS)
+@require_POST
+def set_close(request: HttpRequest, pk: int) -> HttpResponse:
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    if request.POST.get("confirm") != "1":
+        messages.error(request, _("Tick the box to confirm: closing a set makes its labels final."))
+        return redirect("labelling:set-list")
+    try:
+        comparisons.comparison_set_close(comparison_set=cs, user=request.user)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, _("%(name)s is closed: its labels are final.") % {"name": cs.name})
+    return redirect("labelling:set-list")
+
+
+@permission_required("labelling.label_comparisons", why=LABELLERS)
+@require_POST
+def label_skip(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    assignment_obj = selectors.label_assignment(comparison_set=cs, pk=assignment)
+    if assignment_obj is None or assignment_obj.expert_id != request.user.pk:
+        return _not_assigned(request)
+    try:
+        comparisons.label_skip(comparison=assignment_obj.comparison, expert=request.user)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect("labelling:label", pk=cs.pk, assignment=assignment_obj.pk)
+    messages.info(request, _("Put aside: this comparison comes back after the others."))
+    return _after(request, cs, assignment_obj.pk)

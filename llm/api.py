@@ -17,6 +17,7 @@ from llm.serializers import (
     ConnectionReportSerializer,
     EndpointSerializer,
     ProgressSerializer,
+    RunBudgetSerializer,
     RunCreateSerializer,
     RunItemSerializer,
     RunSerializer,
@@ -91,6 +92,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             user=request.user,
             fresh=data["fresh"],
             max_parse_retries=data.get("max_parse_retries"),
+            batch=data["batch"],
+            batch_fallback=data["batch_fallback"],
+            budget=data["budget"],
         )
         return Response(RunSerializer(selectors.run_detail(pk=run.pk)).data, status=status.HTTP_201_CREATED)
 
@@ -126,6 +130,16 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk: str | None = None) -> Response:
         return self._act(pk, services.run_resume)
+
+    @extend_schema(request=RunBudgetSerializer, responses=RunSerializer)
+    @action(detail=True, methods=["post"])
+    def budget(self, request: Request, pk: str | None = None) -> Response:
+        """Set or remove the run's budget; a run paused by its budget resumes when the budget is raised."""
+        run = get_object_or_404(Run, pk=pk)
+        payload = RunBudgetSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        services.run_budget_set(run=run, budget=payload.validated_data["budget"])
+        return Response(RunSerializer(selectors.run_detail(pk=run.pk)).data)
 
     @extend_schema(request=None, responses=RunSerializer)
     @action(detail=True, methods=["post"])

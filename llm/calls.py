@@ -97,6 +97,23 @@ def rough_request_cost(request: dict, *, price_input: Decimal, price_output: Dec
     )
 
 
+def request_max_cost(request: dict, *, price_input: Decimal, price_output: Decimal, sends: int = 1) -> Decimal:
+    """Return the most a request can cost, for budgets: a token per prompt character, ``max_tokens`` out.
+
+    A token per character (plus each message's overhead) is more than any tokenizer in use counts for text; without
+    ``max_tokens`` the reply is taken to be at most 256 tokens. ``sends`` counts re-sends after unparseable replies.
+    """
+    if "messages" in request:
+        messages = [m for m in request["messages"] if isinstance(m, dict)]
+        input_tokens = sum(len(str(m.get("content", ""))) + 4 for m in messages) + 3
+    else:
+        input_tokens = len(str(request.get("prompt", ""))) + 1
+    max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
+    output = DEFAULT_EXPECTED_OUTPUT_TOKENS if max_tokens is None else int(max_tokens)
+    one = call_cost(input_tokens=input_tokens, output_tokens=output, price_input=price_input, price_output=price_output)
+    return one * max(sends, 1)
+
+
 def estimate_total(
     *, spent: Decimal, billed_items: int, remaining: int, initial_estimate: Decimal, planned: int
 ) -> Decimal:

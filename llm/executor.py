@@ -78,6 +78,7 @@ class CallOutcome:
     attempts: list = field(default_factory=list)
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    batch: bool = False  # answered in a provider batch (billed at the endpoint's batch prices)
 
     @property
     def next_send(self) -> int:

@@ -38,6 +38,26 @@ class RunCreateForm(forms.Form):
     max_parse_retries = forms.IntegerField(
         label=_("Retries on unparseable replies"), min_value=0, max_value=10, required=False
     )
+    mode = forms.ChoiceField(
+        label=_("Send as"),
+        required=False,
+        choices=[("", _("the endpoint's default")), *Run.Mode.choices],
+        help_text=_("Provider batches cost about half as much and come back within 24 hours."),
+    )
+    batch_fallback = forms.ChoiceField(
+        label=_("Requests that fail or expire in a batch"),
+        choices=[(Run.Mode.LIVE, _("send them again live")), (Run.Mode.BATCH, _("send them in a new batch"))],
+        initial=Run.Mode.LIVE,
+        required=False,
+    )
+    budget = forms.DecimalField(
+        label=_("Budget"),
+        required=False,
+        min_value=0,
+        max_digits=16,
+        decimal_places=8,
+        help_text=_("In the endpoint's currency; the run pauses before a request that could exceed it. Empty: none."),
+    )
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -49,6 +69,17 @@ class RunCreateForm(forms.Form):
         if upload.size > MAX_PROMPTS_UPLOAD_BYTES:
             raise forms.ValidationError(_("The file is larger than 50 MB."))
         return read_prompts(upload.read())
+
+
+class RunBudgetForm(forms.Form):
+    budget = forms.DecimalField(
+        label=_("Budget"),
+        required=False,
+        min_value=0,
+        max_digits=16,
+        decimal_places=8,
+        help_text=_("Empty: no budget. A run paused by its budget resumes when you raise it."),
+    )
 
 
 def read_prompts(data: bytes) -> list[dict]:

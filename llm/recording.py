@@ -64,11 +64,13 @@ def endpoint_config(
 
 
 def outcome_cost(outcome: CallOutcome, endpoint: Endpoint) -> Decimal:
+    """Return what an outcome's replies cost: at the endpoint's batch prices if a batch answered it."""
+    price_input, price_output = endpoint.prices(batch=outcome.batch)
     return call_cost(
         input_tokens=outcome.input_tokens,
         output_tokens=outcome.output_tokens,
-        price_input=endpoint.price_input_per_mtok,
-        price_output=endpoint.price_output_per_mtok,
+        price_input=price_input,
+        price_output=price_output,
     )
 
 

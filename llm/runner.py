@@ -19,434 +19,178 @@ expire and a live worker queues the run again.
 
 Requests are admitted by a ``llm.limits.SharedGate``, so the endpoint's concurrency and rate limits hold across
 every worker.
+
+Batch mode: a chunk's requests go to the provider as one batch (``llm.batches``). The ``RunBatch`` row is written
+("creating", with its requests) before the provider is asked, and the provider's batch id right after; a worker
+that finds a row "creating" without an id looks the batch up by its key in the provider's metadata before creating
+one. The results are stored as ordinary calls, in the same transaction that marks the batch finished.
+
+Budgets: before a live request is sent (or a batch created) its most possible cost is reserved on the run with a
+conditional UPDATE (``spent + reserved + cost <= budget``), so the budget holds across workers; the reservation is
+released when the outcome is stored. When nothing fits and nothing is reserved any more, the run is paused with
+the reason "budget".
 """
 
 import asyncio
-import dataclasses
 import functools
 import logging
-import os
 import signal
-import socket
 import threading
 import time
-import uuid
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
-from dataclasses import dataclass, field
-from datetime import timedelta
-from decimal import Decimal
 
-from django.conf import settings
-from django.db import connection, connections, transaction
-from django.db.models import F, Q
+from django.db import connections
+from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from llm import limits, parsers, recovery
-from llm.bulk import update_rows
-from llm.executor import CallOutcome, CallSpec, EndpointConfig, Executor
+from llm import batches, parsers, recovery
+from llm.calls import request_max_cost
+from llm.chunks import MAX_BATCH_ATTEMPTS, NOTHING, TICK_SECONDS, ChunkStore  # noqa: F401
+from llm.executor import CallOutcome, CallSpec, Executor, backoff_delay
+from llm.leases import BatchProviderError, BatchTaskResult, FlushResult, Lease, worker_identity  # noqa: F401
 from llm.lifecycle import run_transition
-from llm.models import LLMCall, Run, RunChunk, RunItem
+from llm.models import Run, RunBatch
 from llm.recording import (
-    CALL_OUTCOME_FIELDS,
-    CallState,
     KeyProblem,
     endpoint_config,
-    json_safe,
-    merge_outcome,
-    outcome_cost,
-    parse_cached,
 )
 
 logger = logging.getLogger("llm.runner")
 
-TICK_SECONDS = 0.05
 
-
-def worker_identity() -> str:
-    """Return a name for this worker process that is unique across machines and restarts."""
-    return f"{socket.gethostname()[:40]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-
-
-@dataclass
-class Lease:
-    chunk_id: int
-    token: int
-    pending: int  # distinct calls of this chunk still to store
-    items_by_call: dict[int, list[int]] = field(default_factory=dict)
-    items_left_pending: bool = False
-
-    def copy(self) -> "Lease":
-        return dataclasses.replace(self, items_by_call=dict(self.items_by_call))
-
-
-@dataclass
-class FlushResult:
-    status: str
-    lost: set[int]
-
-
-class RunWorker:
-    """One task's work on one run."""
-
-    def __init__(self, run: Run, config: EndpointConfig, owner: str) -> None:
-        self.run_id = run.pk
-        self.endpoint = run.endpoint
-        self.parser_name = run.parser
-        self.parser = parsers.get(run.parser)
-        self.max_parse_retries = run.max_parse_retries
-        self.config = config
-        self.owner = owner
-        self.lease_seconds = settings.LLM_LEASE_SECONDS
-        self.flush_seconds = settings.LLM_FLUSH_SECONDS
-        self.leases: dict[int, Lease] = {}
-        self.lost: set[int] = set()
-        self.calls: dict[int, CallState] = {}
-        self.succeeded_here = 0
-        self.stop_requested = False
-        self.previous_handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-        self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-db")
-        # After a flush that failed, its commit may still have happened: the next flush checks what it stored.
-        self.verify_next_flush = False
-        self.gate = limits.SharedGate(
-            limit=config.max_concurrency,
-            rpm=config.rpm_limit,
-            lease_seconds=self.lease_seconds,
-            hold=self._hold_slots,
-            reserve=self._reserve_starts,
-        )
-
-    # --- database side (always in the db thread) ------------------------------------------------------------
-
-    def _claimable(self, now: object) -> Q:
-        return Q(status=RunChunk.Status.PENDING) | Q(status=RunChunk.Status.LEASED, lease_expires_at__lt=now)
-
-    def claim(self) -> tuple[Lease, list[CallSpec]] | None:
-        """Lease the next available chunk and prepare it: cache hits are stored at once, the rest returned.
-
-        If the database fails, the chunk is forgotten here; should its lease have been committed after all, the
-        lease expires unrenewed and the chunk is claimed again.
-        """
-        before = set(self.leases)
-        try:
-            return self._claim()
-        except recovery.DATABASE_ERRORS:
-            for chunk_id in set(self.leases) - before:
-                del self.leases[chunk_id]
-            raise
-
-    def _claim(self) -> tuple[Lease, list[CallSpec]] | None:
-        with transaction.atomic():
-            now = timezone.now()
-            if not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).exists():
-                return None
-            chunks = RunChunk.objects.filter(run_id=self.run_id).filter(self._claimable(now)).order_by("number")
-            claimed = None
-            if connection.features.has_select_for_update_skip_locked:
-                chunk = chunks.select_for_update(skip_locked=True).first()
-                if chunk is not None:
-                    RunChunk.objects.filter(pk=chunk.pk).update(
-                        status=RunChunk.Status.LEASED,
-                        lease_owner=self.owner,
-                        lease_expires_at=now + timedelta(seconds=self.lease_seconds),
-                        claims=F("claims") + 1,
-                    )
-                    claimed = (chunk.pk, chunk.claims + 1)
-            else:
-                for chunk_id, claims in chunks.values_list("pk", "claims")[:8]:
-                    updated = (
-                        RunChunk.objects.filter(pk=chunk_id, claims=claims)
-                        .filter(self._claimable(now))
-                        .update(
-                            status=RunChunk.Status.LEASED,
-                            lease_owner=self.owner,
-                            lease_expires_at=now + timedelta(seconds=self.lease_seconds),
-                            claims=claims + 1,
-                        )
-                    )
-                    if updated:
-                        claimed = (chunk_id, claims + 1)
-                        break
-            if claimed is None:
-                return None
-            return self._prepare(*claimed, now=now)
-
-    def _prepare(self, chunk_id: int, token: int, *, now: object) -> tuple[Lease, list[CallSpec]]:
-        items = list(
-            RunItem.objects.filter(chunk_id=chunk_id, status=RunItem.Status.PENDING).values(
-                "pk", "request_hash", "hints", "call_id"
-            )
-        )
-        by_hash: dict[str, list[dict]] = {}
-        for item in items:
-            by_hash.setdefault(item["request_hash"], []).append(item)
-        calls = {c["request_hash"]: c for c in self._calls(list(by_hash))}
-        missing = [h for h in by_hash if h not in calls]
-        if missing:
-            fresh = Run.objects.values_list("fresh", flat=True).get(pk=self.run_id)
-            requests = dict(
-                RunItem.objects.filter(chunk_id=chunk_id, request_hash__in=missing).values_list(
-                    "request_hash", "request"
-                )
-            )
-            LLMCall.objects.bulk_create(
-                [LLMCall(endpoint=self.endpoint, request_hash=h, request=requests[h], fresh=fresh) for h in missing],
-                ignore_conflicts=True,
-            )
-            calls.update({c["request_hash"]: c for c in self._calls(missing)})
-        lease = Lease(chunk_id=chunk_id, token=token, pending=0)
-        specs: list[CallSpec] = []
-        updates: list[dict] = []
-        n_cached = n_failed = 0
-        for digest, group in by_hash.items():
-            call = calls[digest]
-            self.calls[call["pk"]] = CallState(
-                call_id=call["pk"],
-                sends=call["sends"],
-                retries=call["retries"],
-                input_tokens=call["input_tokens"],
-                output_tokens=call["output_tokens"],
-                cost=call["cost"],
-                attempts=list(call["attempts"] or []),
-            )
-            item_ids = [item["pk"] for item in group]
-            parse_retries = self.max_parse_retries
-            if call["status"] == LLMCall.Status.SUCCEEDED:
-                result, problem = parse_cached(self.parser, call["response_text"], call["response_json"])
-                if not problem or parse_retries == 0:
-                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
-                    updates += [
-                        {"pk": i, "call": call["pk"], "status": status, "cached": not problem, "result": result}
-                        | {"error": problem, "finished_at": now}
-                        for i in item_ids
-                    ]
-                    n_failed += len(item_ids) if problem else 0
-                    n_cached += 0 if problem else len(item_ids)
-                    continue
-                parse_retries -= 1
-            updates += [
-                {"pk": item["pk"], "call": call["pk"], "status": RunItem.Status.PENDING, "cached": False}
-                | {"result": None, "error": "", "finished_at": None}
-                for item in group
-                if item["call_id"] != call["pk"]
-            ]
-            lease.items_by_call[call["pk"]] = item_ids
-            lease.pending += 1
-            specs.append(
-                CallSpec(
-                    ident=(chunk_id, call["pk"]),
-                    request=call["request"],
-                    call_hash=digest,
-                    first_send=call["sends"],
-                    hints=group[0]["hints"] or {},
-                    parser=self.parser,
-                    max_parse_retries=parse_retries,
-                )
-            )
-        update_rows(RunItem, updates, ["call", "status", "cached", "result", "error", "finished_at"])
-        if n_cached or n_failed:
-            Run.objects.filter(pk=self.run_id).update(
-                done=F("done") + n_cached,
-                cached=F("cached") + n_cached,
-                failed=F("failed") + n_failed,
-                heartbeat_at=now,
-            )
-        if lease.pending == 0:
-            self._finish_chunk(chunk_id, now)
-        else:
-            self.leases[chunk_id] = lease
-        return lease, specs
-
-    def _calls(self, hashes: list[str]) -> list[dict]:
-        return list(
-            LLMCall.objects.filter(endpoint=self.endpoint, request_hash__in=hashes).values(
-                "pk",
-                "request_hash",
-                "request",
-                "status",
-                "sends",
-                "retries",
-                "input_tokens",
-                "output_tokens",
-                "cost",
-                "attempts",
-                "response_text",
-                "response_json",
-            )
-        )
-
-    def _finish_chunk(self, chunk_id: int, now: object) -> None:
-        RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
-        if not RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).exists():
-            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
-
-    def flush(self, outcomes: list[CallOutcome]) -> FlushResult:
-        """Store outcomes and renew leases in one transaction; report the run's status and any lost leases.
-
-        If the database fails, this worker's bookkeeping is put back as it was, so that the same flush can run
-        again after reconnecting; that next flush first looks up which outcomes the failed one stored after all
-        (its commit may have succeeded unseen), so nothing is counted twice.
-        """
-        leases = {chunk_id: lease.copy() for chunk_id, lease in self.leases.items()}
-        calls = {cid: dataclasses.replace(self.calls[cid]) for cid in {o.spec.ident[1] for o in outcomes}}
-        lost, succeeded = set(self.lost), self.succeeded_here
-        try:
-            result = self._flush(outcomes)
-        except recovery.DATABASE_ERRORS:
-            self.leases, self.lost, self.succeeded_here = leases, lost, succeeded
-            self.calls.update(calls)
-            self.verify_next_flush = True
-            raise
-        self.verify_next_flush = False
-        return result
-
-    def _stored_already(self, outcomes: list[CallOutcome]) -> set[int]:
-        """Return the calls among ``outcomes`` whose items are no longer pending: an unseen commit stored them."""
-        first_items = {}
-        for outcome in outcomes:
-            chunk_id, call_id = outcome.spec.ident
-            lease = self.leases.get(chunk_id)
-            item_ids = lease.items_by_call.get(call_id) if lease else None
-            if item_ids:
-                first_items[item_ids[0]] = call_id
-        stored = RunItem.objects.filter(pk__in=list(first_items)).exclude(status=RunItem.Status.PENDING)
-        return {first_items[pk] for pk in stored.values_list("pk", flat=True)}
-
-    def _flush(self, outcomes: list[CallOutcome]) -> FlushResult:
-        with transaction.atomic():
-            now = timezone.now()
-            expires = now + timedelta(seconds=self.lease_seconds)
-            for chunk_id, lease in list(self.leases.items()):
-                renewed = RunChunk.objects.filter(
-                    pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=lease.token
-                ).update(lease_expires_at=expires)
-                if not renewed:
-                    logger.warning(
-                        "Run %s: lease on chunk %s was taken over; dropping its results", self.run_id, chunk_id
-                    )
-                    self.lost.add(chunk_id)
-                    del self.leases[chunk_id]
-            stored = self._stored_already(outcomes) if self.verify_next_flush else set()
-            calls: list[dict] = []
-            items: list[dict] = []
-            done = failed = 0
-            spent = Decimal("0")
-            broken = ""
-            finished_chunks = []
-            for outcome in outcomes:
-                chunk_id, call_id = outcome.spec.ident
-                lease = self.leases.get(chunk_id)
-                if lease is None:
-                    continue
-                state = self.calls[call_id]
-                cost = outcome_cost(outcome, self.endpoint)
-                values = merge_outcome(state, outcome, cost)
-                item_ids = lease.items_by_call.pop(call_id, [])
-                lease.pending -= 1
-                if lease.pending == 0:
-                    finished_chunks.append(chunk_id)
-                if outcome.received:
-                    self.succeeded_here += 1
-                if call_id in stored:
-                    continue
-                calls.append({"pk": call_id, **values})
-                if self._endpoint_broken(outcome):
-                    # The items stay pending: once the endpoint is fixed, resuming the run sends them again.
-                    broken = broken or outcome.error
-                    lease.items_left_pending = True
-                    continue
-                if outcome.received and outcome.parsed is not False:
-                    result, problem = json_safe(outcome.result)
-                else:
-                    result, problem = None, outcome.error or "failed"
-                for index, item_id in enumerate(item_ids):
-                    item_cost = cost if index == 0 else Decimal("0")
-                    spent += item_cost
-                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
-                    if problem:
-                        failed += 1
-                    else:
-                        done += 1
-                    items.append(
-                        {
-                            "pk": item_id,
-                            "status": status,
-                            "result": result,
-                            "error": problem,
-                            "cost": item_cost,
-                            "finished_at": now,
-                        }
-                    )
-            update_rows(LLMCall, calls, CALL_OUTCOME_FIELDS)
-            update_rows(RunItem, items, ["status", "result", "error", "cost", "finished_at"])
-            Run.objects.filter(pk=self.run_id).update(
-                done=F("done") + done, failed=F("failed") + failed, spent=F("spent") + spent, heartbeat_at=now
-            )
-            if broken:
-                run_transition(run_id=self.run_id, to=Run.Status.FAILED, error=broken, finished_at=now)
-            for chunk_id in finished_chunks:
-                if not self.leases[chunk_id].items_left_pending:
-                    del self.leases[chunk_id]
-                    self._finish_chunk(chunk_id, now)
-            status = Run.objects.values_list("status", flat=True).get(pk=self.run_id)
-            return FlushResult(status=status, lost=set(self.lost))
-
-    def _endpoint_broken(self, outcome: CallOutcome) -> bool:
-        if outcome.endpoint_broken:
-            return True
-        # Unreachable before anything ever came back: the base URL is wrong, not this one request.
-        return outcome.error_kind == "connection" and self.succeeded_here == 0 and not self._run_has_replies()
-
-    def _run_has_replies(self) -> bool:
-        run = Run.objects.only("done", "cached").get(pk=self.run_id)
-        return run.done > run.cached
-
-    def release(self) -> None:
-        """Give back unfinished chunks and the endpoint's slots so that other workers can take them at once."""
-        with transaction.atomic():
-            for chunk_id, lease in self.leases.items():
-                RunChunk.objects.filter(pk=chunk_id, lease_owner=self.owner, claims=lease.token).exclude(
-                    status=RunChunk.Status.DONE
-                ).update(status=RunChunk.Status.PENDING, lease_owner="", lease_expires_at=None)
-            limits.slots_release(endpoint_id=self.endpoint.pk, owner=self.owner)
-        self.leases.clear()
-
-    async def _hold_slots(self, want: int) -> int:
-        return await self._db(
-            functools.partial(
-                limits.slots_hold,
-                endpoint_id=self.endpoint.pk,
-                owner=self.owner,
-                limit=self.config.max_concurrency,
-                want=want,
-                lease_seconds=self.lease_seconds,
-            )
-        )
-
-    async def _reserve_starts(self, count: int) -> float:
-        return await self._db(
-            functools.partial(
-                limits.starts_reserve, endpoint_id=self.endpoint.pk, rpm=self.config.rpm_limit, count=count
-            )
-        )
-
-    def state(self) -> tuple[str, int]:
-        """Return the run's status and how many of its chunks are not done."""
-        status = Run.objects.values_list("status", flat=True).get(pk=self.run_id)
-        unfinished = RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).count()
-        if unfinished == 0 and status == Run.Status.RUNNING:
-            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=timezone.now())
-            status = Run.Status.DONE
-        return status, unfinished
+class RunWorker(ChunkStore):
+    """One task's work on one run: the event loop side (``ChunkStore`` holds the database side)."""
 
     # --- the event loop side ------------------------------------------------------------------------------
 
-    @staticmethod
-    def _collect(inflight: set, buffer: list, task: asyncio.Task) -> None:
-        inflight.discard(task)
-        if not task.cancelled():
-            buffer.append(task.result())
+    async def _send_live(self, executor: Executor, lease: Lease, spec: CallSpec) -> CallOutcome | None:
+        """Send one request, after reserving its most possible cost when the run has a budget; None if not sent."""
+        if self.budgeted:
+            price_input, price_output = self.endpoint.prices(batch=False)
+            amount = request_max_cost(
+                spec.request, price_input=price_input, price_output=price_output, sends=1 + spec.max_parse_retries
+            )
+            # One reservation at a time: requests waiting for room do not all poll the database.
+            async with self.reserve_lock:
+                while True:
+                    if self.stopping:
+                        return None
+                    status = await self._db(self.reserve, lease.chunk_id, lease.token, amount)
+                    if status == "ok":
+                        break
+                    if status in ("paused", "stopped"):
+                        self.stopping = True
+                    if status != "wait":
+                        return None
+                    await asyncio.sleep(min(0.2, self.flush_seconds))
+            self.reservations[spec.ident] = amount
+        return await executor.call(spec)
+
+    async def _provider(self, executor: Executor, method: object, *args: object, **kwargs: object) -> object:
+        """Call the Files or Batches API, again after transient errors; raise ``BatchProviderError`` for others."""
+        tries = 0
+        while True:
+            try:
+                return await method(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001 - classified: transient errors are retried, others reported
+                kind, message, transient = batches.failure_of(exc, base_url=self.config.base_url)
+                if not transient:
+                    raise BatchProviderError(kind, message) from exc
+                delay = backoff_delay(tries, base=self.config.backoff_base, cap=self.config.backoff_max)
+                logger.warning("Run %s: batch API error (%s); trying again in %.1f s", self.run_id, message, delay)
+                tries += 1
+                await asyncio.sleep(delay)
+
+    async def _batch_find(self, executor: Executor, key: str) -> str:
+        """Return the id of the provider's batch created with ``key`` in its metadata, or "" if there is none."""
+        page = await self._provider(executor, executor.client.batches.list, limit=100)
+        while True:
+            for batch in page.data:
+                if (batch.metadata or {}).get("eistudio_batch") == key:
+                    return batch.id
+            if not page.has_next_page():
+                return ""
+            page = await self._provider(executor, page.get_next_page)
+
+    async def _batch_create(
+        self, executor: Executor, lease: Lease, row: dict, specs: list[CallSpec]
+    ) -> tuple[str, str] | None:
+        """Upload the requests and create the batch; None if the chunk changed hands meanwhile (nothing created)."""
+        content = batches.input_jsonl(specs, api_style=self.config.api_style, simulator=self.config.is_simulator)
+        upload = await self._provider(
+            executor, executor.client.files.create, file=(f"{row['key']}.jsonl", content), purpose="batch"
+        )
+        # A worker that lost its lease (too slow to renew it) must not create a batch the new holder may create too.
+        if not await self._db(self._lease_is_mine, lease.chunk_id, lease.token):
+            return None
+        batch = await self._provider(
+            executor,
+            executor.client.batches.create,
+            input_file_id=upload.id,
+            endpoint=batches.batch_url(self.config.api_style),
+            completion_window="24h",
+            metadata={"eistudio_batch": row["key"]},
+        )
+        return batch.id, upload.id
+
+    async def _batch_new(self, executor: Executor, lease: Lease, specs: list[CallSpec], attempt: int) -> object:
+        """Record a new batch for ``specs`` (once the budget has room), create it at the provider and follow it."""
+        while True:
+            status, row = await self._db(self.batch_begin, lease.chunk_id, lease.token, specs, attempt)
+            if status == "ok":
+                return await self._batch_follow(executor, lease, row, specs, created_here=True)
+            if status != "wait" or self.stopping:
+                return BatchTaskResult(lease=lease, attempt=attempt)
+            await asyncio.sleep(min(self.poll_seconds, 1.0))
+
+    async def _batch_follow(
+        self, executor: Executor, lease: Lease, row: dict, specs: list[CallSpec], *, created_here: bool = False
+    ) -> BatchTaskResult:
+        """Create the batch if nobody did, poll it until it is finished and read its results."""
+        try:
+            batch_id = row["provider_batch_id"]
+            if not batch_id:
+                # A worker may have died between creating the batch and recording its id: ask the provider first.
+                batch_id = "" if created_here else await self._batch_find(executor, row["key"])
+                input_file_id = ""
+                if not batch_id:
+                    created = await self._batch_create(executor, lease, row, specs)
+                    if created is None:
+                        return BatchTaskResult(lease=lease, attempt=row["attempt"])
+                    batch_id, input_file_id = created
+                await self._db(self.batch_submitted, row["pk"], batch_id, input_file_id)
+            last_status = None
+            while True:
+                batch = await self._provider(executor, executor.client.batches.retrieve, batch_id)
+                if batch.status != last_status:
+                    last_status = batch.status
+                    await self._db(self.batch_progress, row["pk"], batch)
+                if batch.status in batches.FINISHED:
+                    break
+                if self.stopping:
+                    # Paused or stopping: the batch goes on at the provider; whoever claims the chunk follows it.
+                    return BatchTaskResult(lease=lease, attempt=row["attempt"])
+                await asyncio.sleep(self.poll_seconds)
+            lines: dict[str, dict] = {}
+            for file_id in (batch.error_file_id, batch.output_file_id):
+                if file_id:
+                    content = await self._provider(executor, executor.client.files.content, file_id)
+                    lines.update(batches.read_lines(content.content))
+        except BatchProviderError as exc:
+            outcomes = [
+                CallOutcome(spec=spec, error_kind=exc.kind, error=f"Batch API: {exc}", batch=True) for spec in specs
+            ]
+            return BatchTaskResult(
+                lease, outcomes, finished=(row["pk"], lease.chunk_id, RunBatch.Status.FAILED), attempt=row["attempt"]
+            )
+        results = batches.outcomes_from_lines(
+            specs, lines, api_style=self.config.api_style, provider_batch_id=batch_id, status=batch.status
+        )
+        final = batch.status if batch.status in RunBatch.Status.values else RunBatch.Status.COMPLETED
+        return BatchTaskResult(
+            lease, results.outcomes, results.retry, (row["pk"], lease.chunk_id, final), attempt=row["attempt"]
+        )
 
     def _request_stop(self, signum: int, previous: object) -> None:
         """Stop taking chunks and finish what is in flight; let db_worker's own handler see the signal too."""
@@ -463,6 +207,7 @@ class RunWorker:
     async def main(self) -> None:
         inflight: set[asyncio.Task] = set()
         buffer: list[CallOutcome] = []
+        finished_batches: list[tuple[int, int, str]] = []
         target = max(2 * self.config.max_concurrency, 8)
         stopping = cancelling = False
         more_chunks = True
@@ -474,34 +219,72 @@ class RunWorker:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, self._request_stop, signum, self.previous_handlers.get(signum))
         async with Executor(self.config, gate=self.gate) as executor:
+
+            def spawn(coroutine: object) -> None:
+                task = asyncio.create_task(coroutine)
+                inflight.add(task)
+                task.add_done_callback(collect)
+
+            def collect(task: asyncio.Task) -> None:
+                inflight.discard(task)
+                if task.cancelled():
+                    return
+                result = task.result()
+                if isinstance(result, CallOutcome):
+                    buffer.append(result)
+                elif isinstance(result, BatchTaskResult):
+                    buffer.extend(result.outcomes)
+                    if result.finished:
+                        finished_batches.append(result.finished)
+                    if result.retry and not self.stopping:
+                        live = self.batch_fallback == Run.Mode.LIVE or result.attempt >= MAX_BATCH_ATTEMPTS
+                        if live:
+                            for spec in result.retry:
+                                spawn(self._send_live(executor, result.lease, spec))
+                        else:
+                            spawn(self._batch_new(executor, result.lease, result.retry, result.attempt + 1))
+
+            def start(lease: Lease, specs: list[CallSpec]) -> None:
+                if not self.batch_mode:
+                    for spec in specs:
+                        spawn(self._send_live(executor, lease, spec))
+                    return
+                for row, group in lease.open_batches:
+                    spawn(self._batch_follow(executor, lease, row, group))
+                if lease.unbatched:
+                    if lease.batched_before and self.batch_fallback == Run.Mode.LIVE:
+                        for spec in lease.unbatched:
+                            spawn(self._send_live(executor, lease, spec))
+                    else:
+                        spawn(self._batch_new(executor, lease, lease.unbatched, lease.next_attempt))
+
             while True:
                 await self.gate.maintain()
-                if self.stop_requested and not stopping:
+                if (self.stop_requested or self.stopping) and not stopping:
                     stopping = True
+                self.stopping = stopping
                 while not stopping and more_chunks and len(inflight) < target:
                     claimed = await self._db(self.claim)
                     if claimed is None:
                         more_chunks = False
                         break
-                    _lease, specs = claimed
-                    for spec in specs:
-                        task = asyncio.create_task(executor.call(spec))
-                        inflight.add(task)
-                        task.add_done_callback(functools.partial(self._collect, inflight, buffer))
+                    start(*claimed)
                 now = time.monotonic()
                 due = buffer and (now - last_flush >= self.flush_seconds or not inflight or len(buffer) >= 500)
+                due = due or (finished_batches and not inflight)
                 if due or (self.leases and now - last_flush >= heartbeat_every):
                     batch, buffer[:] = list(buffer), []
-                    result = await self._db(self.flush, batch)
+                    finished, finished_batches[:] = tuple(finished_batches), []
+                    result = await self._db(self.flush, batch, finished)
                     last_flush = time.monotonic()
                     if result.status != Run.Status.RUNNING:
-                        stopping = True
+                        stopping = self.stopping = True
                         cancelling = result.status in (Run.Status.CANCELLED, Run.Status.FAILED)
                     if cancelling:
                         for task in list(inflight):
                             task.cancel()
                     continue
-                if not inflight and not buffer:
+                if not inflight and not buffer and not finished_batches:
                     if stopping:
                         break
                     if now < next_state_check:

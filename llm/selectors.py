@@ -3,11 +3,11 @@
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet, Sum
 from django.utils import timezone
 
 from llm.calls import estimate_total
-from llm.models import Endpoint, LLMCall, Run, RunItem
+from llm.models import Endpoint, LLMCall, Run, RunBatch, RunItem
 
 
 def endpoint_list(*, active_only: bool = False) -> QuerySet[Endpoint]:
@@ -89,13 +89,39 @@ def run_progress(*, run: Run) -> dict:
             spent=run.spent,
             billed_items=billed_items,
             remaining=run.remaining,
-            initial_estimate=run.estimated_cost,
+            initial_estimate=run.estimated_cost_batch if run.is_batch else run.estimated_cost,
             planned=run.planned,
         ),
         "eta_seconds": eta_seconds,
         "stalled": run_is_stalled(run=run),
         "error": run.error,
         "is_simulator": run.endpoint.is_simulator,
+        "mode": run.mode,
+        "budget": run.budget,
+        "reserved": run.reserved,
+        "pause_reason": run.pause_reason,
+        "estimated_cost_live": run.estimated_cost,
+        "estimated_cost_batch": run.estimated_cost_batch,
+        "spent_at_live_prices": run.spend_at(batch=False),
+        "spent_at_batch_prices": run.spend_at(batch=True),
+    }
+
+
+def run_batches(*, run: Run) -> dict:
+    """Return a batch run's provider batches: how many in each state, requests answered and failed, newest first."""
+    qs = RunBatch.objects.filter(run=run)
+    counts = dict(qs.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+    totals = qs.aggregate(completed=Sum("completed_requests"), failed=Sum("failed_requests"))
+    return {
+        "by_status": [(status, label, counts.get(status, 0)) for status, label in RunBatch.Status.choices],
+        "total": sum(counts.values()),
+        "completed_requests": totals["completed"] or 0,
+        "failed_requests": totals["failed"] or 0,
+        "recent": list(
+            qs.order_by("-id").values(
+                "attempt", "chunk__number", "status", "provider_status", "provider_batch_id", "created_at"
+            )[:10]
+        ),
     }
 
 

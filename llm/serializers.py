@@ -58,6 +58,12 @@ class RunSerializer(serializers.ModelSerializer):
             "failed",
             "spent",
             "estimated_cost",
+            "estimated_cost_batch",
+            "mode",
+            "batch_fallback",
+            "budget",
+            "reserved",
+            "pause_reason",
             "error",
             "progress",
             "created_by",
@@ -88,6 +94,16 @@ class ProgressSerializer(serializers.Serializer):
     stalled = serializers.BooleanField()
     error = serializers.CharField()
     is_simulator = serializers.BooleanField()
+    mode = serializers.CharField(help_text="live or batch")
+    budget = serializers.DecimalField(max_digits=16, decimal_places=8, allow_null=True)
+    reserved = serializers.DecimalField(
+        max_digits=16, decimal_places=8, help_text="The most that requests in flight and open batches may cost."
+    )
+    pause_reason = serializers.CharField(help_text='"budget" when the budget paused the run, else empty.')
+    estimated_cost_live = serializers.DecimalField(max_digits=16, decimal_places=8)
+    estimated_cost_batch = serializers.DecimalField(max_digits=16, decimal_places=8)
+    spent_at_live_prices = serializers.DecimalField(max_digits=16, decimal_places=8)
+    spent_at_batch_prices = serializers.DecimalField(max_digits=16, decimal_places=8)
 
 
 class RunCreateSerializer(serializers.Serializer):
@@ -103,11 +119,32 @@ class RunCreateSerializer(serializers.Serializer):
     )
     fresh = serializers.BooleanField(required=False, default=False)
     max_parse_retries = serializers.IntegerField(required=False, min_value=0, max_value=10, allow_null=True)
+    batch = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Send as provider batches; null: the endpoint's default.",
+    )
+    batch_fallback = serializers.ChoiceField(
+        choices=Run.Mode.choices, required=False, default=Run.Mode.LIVE,
+        help_text="Requests that fail or expire in a batch: sent again live, or in a new batch.",
+    )
+    budget = serializers.DecimalField(
+        max_digits=16, decimal_places=8, min_value=0, required=False, allow_null=True, default=None,
+        help_text="In the endpoint's currency; the run pauses before a request or batch that could exceed it.",
+    )
 
     def validate_parser(self, value: str) -> str:
         if value not in parsers.names():
             raise serializers.ValidationError(f"unknown parser; known: {', '.join(parsers.names())}")
         return value
+
+
+class RunBudgetSerializer(serializers.Serializer):
+    budget = serializers.DecimalField(
+        max_digits=16, decimal_places=8, min_value=0, allow_null=True,
+        help_text="The new budget (null: none). A run paused by its budget resumes when it is raised.",
+    )
 
 
 class RunItemSerializer(serializers.ModelSerializer):

@@ -19,7 +19,7 @@ from llm import lifecycle, parsers, selectors
 from llm.bulk import insert_rows
 from llm.calls import RequestError, build_request, request_hash, rough_request_cost
 from llm.executor import CallSpec, execute_all
-from llm.models import Endpoint, LLMCall, Run, RunChunk, RunItem
+from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunChunk, RunItem
 from llm.recording import CallState, KeyProblem, endpoint_config, merge_outcome, outcome_cost, parse_cached
 
 ENDPOINT_FIELDS = (
@@ -34,6 +34,9 @@ ENDPOINT_FIELDS = (
     "reasoning_effort",
     "price_input_per_mtok",
     "price_output_per_mtok",
+    "price_batch_input_per_mtok",
+    "price_batch_output_per_mtok",
+    "batch_default",
     "max_concurrency",
     "rpm_limit",
     "timeout_seconds",
@@ -94,6 +97,9 @@ def simulator_endpoints_register(*, base_url: str) -> list[Endpoint]:
         endpoint.max_concurrency = max(endpoint.max_concurrency, 32) if endpoint.pk else 32
         endpoint.price_input_per_mtok = Decimal("0.5")
         endpoint.price_output_per_mtok = Decimal("1.5")
+        # Batch prices at half the live ones, as major providers charge.
+        endpoint.price_batch_input_per_mtok = Decimal("0.25")
+        endpoint.price_batch_output_per_mtok = Decimal("0.75")
         endpoint.notes = _("Local simulator: replies are synthetic and must not be reported as results.")
         endpoint.full_clean()
         endpoint.save()
@@ -266,8 +272,17 @@ def run_create(
     max_parse_retries: int | None = None,
     chunk_size: int | None = None,
     start: bool = True,
+    batch: bool | None = None,
+    batch_fallback: str = Run.Mode.LIVE,
+    budget: Decimal | None = None,
+    budget_pool: BudgetPool | None = None,
 ) -> Run:
     """Plan a run: one item per prompt, grouped into chunks, queued for the workers unless ``start`` is False.
+
+    ``batch`` sends the requests as provider batches (None: the endpoint's default); requests that fail or expire
+    in a batch are sent again live or in a new batch (``batch_fallback``). ``budget`` (in the endpoint's currency)
+    pauses the run before a request, or a batch, that could exceed it; so does ``budget_pool``, a budget shared
+    with other runs (``budget_pool_create``).
 
     A prompt is ``{"ref": {...}, "messages": [...]}`` (or ``"prompt": "text"``), with optional ``"params"``
     overriding the endpoint's defaults and ``"hints"`` for the simulator (``{"answer": "B"}``). ``ref`` is what
@@ -290,6 +305,10 @@ def run_create(
         created_by=user,
         max_parse_retries=settings.LLM_MAX_PARSE_RETRIES if max_parse_retries is None else max_parse_retries,
         chunk_size=chunk_size or settings.LLM_CHUNK_SIZE,
+        mode=Run.Mode.BATCH if (endpoint.batch_default if batch is None else batch) else Run.Mode.LIVE,
+        batch_fallback=batch_fallback,
+        budget=budget,
+        budget_pool=budget_pool,
     )
     run.full_clean()
     run.save()
@@ -366,19 +385,18 @@ def run_create(
     insert_rows(RunItem, items, [f.attname for f in RunItem._meta.concrete_fields if not f.primary_key])
     run.planned = len(items)
     run.done = run.cached = sum(1 for item in items if item["cached"])
-    run.estimated_cost = sum(
-        (
-            rough_request_cost(
-                group[0]["request"],
-                price_input=endpoint.price_input_per_mtok,
-                price_output=endpoint.price_output_per_mtok,
-            )
-            for group in groups.values()
-        ),
-        Decimal("0"),
-    )
+    for field_name, batch_prices in (("estimated_cost", False), ("estimated_cost_batch", True)):
+        price_input, price_output = endpoint.prices(batch=batch_prices)
+        estimate = sum(
+            (
+                rough_request_cost(group[0]["request"], price_input=price_input, price_output=price_output)
+                for group in groups.values()
+            ),
+            Decimal("0"),
+        )
+        setattr(run, field_name, estimate)
     open_chunks = sum(1 for chunk in chunks if chunk.status != RunChunk.Status.DONE)
-    run.save(update_fields=["planned", "done", "cached", "estimated_cost"])
+    run.save(update_fields=["planned", "done", "cached", "estimated_cost", "estimated_cost_batch"])
     if not open_chunks:
         # Every answer came from the cache: the run is done as it is created, and collected after commit.
         run.started_at = run.finished_at = now
@@ -443,10 +461,38 @@ def run_resume(*, run: Run) -> Run:
     run.error = ""
     run.finished_at = None
     run.heartbeat_at = timezone.now()
+    run.pause_reason = Run.PauseReason.NONE
     run = lifecycle.run_transition_locked(
-        run=run, to=Run.Status.QUEUED, fields=("error", "finished_at", "heartbeat_at")
+        run=run, to=Run.Status.QUEUED, fields=("error", "finished_at", "heartbeat_at", "pause_reason")
     )
     _enqueue(run)
+    return run
+
+
+@transaction.atomic
+def run_budget_set(*, run: Run, budget: Decimal | None) -> Run:
+    """Set or remove a run's budget; a run paused by its budget resumes when the new one leaves room.
+
+    Raise ``ValidationError`` for a negative budget or one below what the run has already spent and reserved.
+    """
+    run = _locked(run)
+    if budget is not None:
+        budget = Decimal(budget)
+        if budget < 0:
+            raise ValidationError({"budget": _("A budget cannot be negative.")})
+        if budget < run.spent + run.reserved:
+            raise ValidationError(
+                {
+                    "budget": _("The run has already spent %(spent)s (and %(reserved)s is in flight).")
+                    % {"spent": run.spent, "reserved": run.reserved}
+                }
+            )
+    raised = budget is None or (run.budget is not None and budget > run.budget)
+    run.budget = budget
+    run.full_clean()
+    run.save(update_fields=["budget"])
+    if raised and run.status == Run.Status.PAUSED and run.pause_reason == Run.PauseReason.BUDGET:
+        run = run_resume(run=run)
     return run
 
 
@@ -479,3 +525,45 @@ def run_collect_again(*, run: Run) -> Run:
         ) from exc
     run.refresh_from_db()
     return run
+
+
+# --- shared budgets ---------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def budget_pool_create(*, name: str, budget: Decimal | None) -> BudgetPool:
+    """Create a budget that several runs share (pass it to ``run_create`` as ``budget_pool``)."""
+    pool = BudgetPool(name=name[:200], budget=budget)
+    pool.full_clean()
+    pool.save()
+    return pool
+
+
+@transaction.atomic
+def budget_pool_set(*, pool: BudgetPool, budget: Decimal | None) -> BudgetPool:
+    """Change a shared budget; the runs it paused resume when it is raised (or removed).
+
+    Raise ``ValidationError`` for a negative budget or one below what its runs have already spent and reserved.
+    """
+    pool = BudgetPool.objects.select_for_update().get(pk=pool.pk)
+    if budget is not None:
+        budget = Decimal(budget)
+        if budget < 0:
+            raise ValidationError({"budget": _("A budget cannot be negative.")})
+        if budget < pool.spent + pool.reserved:
+            raise ValidationError(
+                {
+                    "budget": _("The runs have already spent %(spent)s (and %(reserved)s is in flight).")
+                    % {"spent": pool.spent, "reserved": pool.reserved}
+                }
+            )
+    raised = budget is None or (pool.budget is not None and budget > pool.budget)
+    pool.budget = budget
+    pool.full_clean()
+    pool.save(update_fields=["budget"])
+    if raised:
+        paused = Run.objects.filter(budget_pool=pool, status=Run.Status.PAUSED, pause_reason=Run.PauseReason.BUDGET)
+        for run in paused:
+            if run.budget is None or run.budget > run.spent:
+                run_resume(run=run)
+    return pool

@@ -15,6 +15,14 @@ endpoint limits that workers share.
 Paths: ``/v1/chat/completions``, ``/v1/completions``, ``/v1/models``; the same under ``/html/``, ``/badjson/`` or
 ``/unauthorized/`` for a server that answers with an HTML page, broken JSON or 401. Admin: ``GET /_sim/stats``,
 ``POST /_sim/reset``, ``GET|POST /_sim/config`` (JSON with any of the fault and latency settings).
+
+The Batch API as OpenAI has it: ``POST /v1/files`` (multipart, ``purpose=batch``, a JSONL of ``{custom_id, method,
+url, body}``), ``GET /v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches[/{id}]`` and
+``POST /v1/batches/{id}/cancel``. A batch completes ``batch_delay_ms`` after its creation (answered when it is
+next read); ``batch_error_rate`` of its requests fail (in the error file) and ``batch_expire_rate`` of batches
+expire with only the first half of their requests answered. A batch request is billed under its ``custom_id``,
+the same key space as live ``Idempotency-Key``s, and its reply is stored under that key, so a live re-send of an
+answered request is replayed, not billed.
 """
 
 import asyncio
@@ -29,6 +37,7 @@ from dataclasses import asdict, dataclass, fields
 from urllib.parse import parse_qs, urlsplit
 
 from llm import simulation
+from llm.simbatch import BatchAPI, Reply, error_reply, json_reply
 
 logger = logging.getLogger("llm.simulator")
 
@@ -73,6 +82,9 @@ class SimulatorConfig:
     seed: int = 0
     retry_after_ms: int = 1000
     hang_seconds: float = 300.0
+    batch_delay_ms: float = 1000.0
+    batch_error_rate: float = 0.0
+    batch_expire_rate: float = 0.0
     backlog: int = 2048
 
     TUNABLE = (
@@ -85,6 +97,9 @@ class SimulatorConfig:
         "seed",
         "retry_after_ms",
         "hang_seconds",
+        "batch_delay_ms",
+        "batch_error_rate",
+        "batch_expire_rate",
     )
 
     def update(self, values: dict) -> None:
@@ -99,22 +114,6 @@ class SimulatorConfig:
             setattr(self, name, int(number) if types[name] in (int, "int") else number)
 
 
-@dataclass
-class Reply:
-    status: int
-    body: bytes
-    content_type: str = "application/json"
-    headers: dict | None = None
-
-
-def _json(status: int, data: object, headers: dict | None = None) -> Reply:
-    return Reply(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), headers=headers)
-
-
-def _error(status: int, message: str, kind: str, code: str | None = None, headers: dict | None = None) -> Reply:
-    return _json(status, {"error": {"message": message, "type": kind, "param": None, "code": code}}, headers)
-
-
 def max_in_window(times: list[float], seconds: float) -> int:
     """Return the largest number of ``times`` (ascending) that fall within any window of ``seconds``."""
     best = start = 0
@@ -125,7 +124,7 @@ def max_in_window(times: list[float], seconds: float) -> int:
     return best
 
 
-class Simulator:
+class Simulator(BatchAPI):
     """The server's state: settings, stored replies by idempotency key, and billing statistics."""
 
     def __init__(self, config: SimulatorConfig) -> None:
@@ -150,6 +149,9 @@ class Simulator:
         self.in_flight = getattr(self, "in_flight", 0)  # so do requests being answered
         self.max_in_flight = self.in_flight
         self.arrivals: list[float] = []  # monotonic arrival times of model requests, for the rate statistics
+        self.files: dict[str, dict] = {}
+        self.batches: dict[str, dict] = {}
+        self.batch_requests = 0
         self.started = time.time()
 
     def stats(self, *, with_keys: bool = False, window: float | None = None) -> dict:
@@ -172,6 +174,10 @@ class Simulator:
             "in_flight": self.in_flight,
             "max_in_flight": self.max_in_flight,
             "max_requests_per_minute": max_in_window(self.arrivals, 60.0),
+            "batches": len(self.batches),
+            "batch_requests": self.batch_requests,
+            "batches_by_status": dict(Counter(batch["status"] for batch in self.batches.values())),
+            "files": len(self.files),
             "config": {k: v for k, v in asdict(self.config).items() if k in SimulatorConfig.TUNABLE},
         }
         if with_keys:
@@ -258,11 +264,13 @@ class Simulator:
         path = split.path
         if path.startswith("/_sim/"):
             return self.admin(method, path, parse_qs(split.query), body)
-        self.requests += 1
         mode = "normal"
         for prefix in ("/html/", "/badjson/", "/unauthorized/"):
             if path.startswith(prefix):
                 mode, path = prefix.strip("/"), path[len(prefix) - 1 :]
+        if mode == "normal" and ("/files" in path or "/batches" in path):
+            return self.batch_api(method, path, parse_qs(split.query), headers, body)
+        self.requests += 1
         self.arrivals.append(time.monotonic())
         if len(self.arrivals) > MAX_ARRIVALS:
             del self.arrivals[: MAX_ARRIVALS // 2]
@@ -281,33 +289,33 @@ class Simulator:
             try:
                 window = float(query["window"][0]) if "window" in query else None
             except ValueError:
-                return _error(400, "window must be a number of seconds", "invalid_request_error")
-            return _json(200, self.stats(with_keys="keys" in query, window=window))
+                return error_reply(400, "window must be a number of seconds", "invalid_request_error")
+            return json_reply(200, self.stats(with_keys="keys" in query, window=window))
         if path == "/_sim/reset" and method == "POST":
             self.reset()
-            return _json(200, {"reset": True})
+            return json_reply(200, {"reset": True})
         if path == "/_sim/config":
             if method == "POST":
                 try:
                     self.config.update(json.loads(body or b"{}"))
                 except (ValueError, TypeError) as exc:
-                    return _error(400, str(exc), "invalid_request_error")
-            return _json(200, {k: v for k, v in asdict(self.config).items() if k in SimulatorConfig.TUNABLE})
-        return _error(404, f"No simulator admin route {path}", "invalid_request_error")
+                    return error_reply(400, str(exc), "invalid_request_error")
+            return json_reply(200, {k: v for k, v in asdict(self.config).items() if k in SimulatorConfig.TUNABLE})
+        return error_reply(404, f"No simulator admin route {path}", "invalid_request_error")
 
     async def route(self, method: str, path: str, headers: dict, body: bytes, mode: str) -> Reply | None:
         if mode == "unauthorized":
-            return _error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+            return error_reply(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
         if path.endswith("/models") and method == "GET":
-            return _json(200, {"object": "list", "data": [self._model_card(m) for m in KNOWN_MODELS]})
+            return json_reply(200, {"object": "list", "data": [self._model_card(m) for m in KNOWN_MODELS]})
         if path.endswith("/chat/completions"):
             style = "chat"
         elif path.endswith("/completions"):
             style = "completions"
         else:
-            return _error(404, f"Unknown path {path}; try /v1/chat/completions.", "invalid_request_error")
+            return error_reply(404, f"Unknown path {path}; try /v1/chat/completions.", "invalid_request_error")
         if method != "POST":
-            return _error(405, "Use POST.", "invalid_request_error")
+            return error_reply(405, "Use POST.", "invalid_request_error")
         if mode == "html":
             await asyncio.sleep(0.005)
             page = "<!DOCTYPE html><html><head><title>Welcome</title></head><body><h1>It works!</h1></body></html>"
@@ -318,12 +326,12 @@ class Simulator:
         try:
             data = json.loads(body or b"")
         except ValueError:
-            return _error(400, "We could not parse the JSON body of your request.", "invalid_request_error")
+            return error_reply(400, "We could not parse the JSON body of your request.", "invalid_request_error")
         if not isinstance(data, dict):
-            return _error(400, "The request body must be a JSON object.", "invalid_request_error")
+            return error_reply(400, "The request body must be a JSON object.", "invalid_request_error")
         model = data.get("model")
         if not isinstance(model, str) or simulation.role_for(model) is None:
-            return _error(
+            return error_reply(
                 404,
                 f"The model `{model}` does not exist or you do not have access to it.",
                 "invalid_request_error",
@@ -331,9 +339,11 @@ class Simulator:
             )
         problem = self._validate(style, data)
         if problem:
-            return _error(400, problem, "invalid_request_error")
+            return error_reply(400, problem, "invalid_request_error")
         key = headers.get("idempotency-key") or "body:" + hashlib.sha256(body).hexdigest()[:32]
         return await self._idempotent(key, style, data, headers)
+
+    # --- files and batches -------------------------------------------------------------------------------------
 
     @staticmethod
     def _model_card(model: str) -> dict:
@@ -400,7 +410,7 @@ class Simulator:
         if draw < config.error_rate_429:
             await asyncio.sleep(0.002)
             wait_ms = config.retry_after_ms
-            return _error(
+            return error_reply(
                 429,
                 "Rate limit reached for requests (simulated). Please try again later.",
                 "requests",
@@ -410,7 +420,8 @@ class Simulator:
         draw -= config.error_rate_429
         if draw < config.error_rate_500:
             await asyncio.sleep(config.latency_ms / 2000)
-            return _error(500, "The server had an error while processing your request (simulated).", "server_error")
+            message = "The server had an error while processing your request (simulated)."
+            return error_reply(500, message, "server_error")
         draw -= config.error_rate_500
         if draw < config.timeout_rate:
             self.timeouts += 1
@@ -432,7 +443,7 @@ class Simulator:
         self.prompt_tokens += payload["usage"]["prompt_tokens"]
         self.completion_tokens += payload["usage"]["completion_tokens"]
         request_id = "req_sim_" + hashlib.sha256(f"{key}:{attempt}".encode()).hexdigest()[:20]
-        return _json(
+        return json_reply(
             200,
             payload,
             headers={"x-request-id": request_id, "openai-processing-ms": str(int((time.time() - started) * 1000))},

@@ -10,6 +10,7 @@ urlpatterns = [
     path("runs/<int:pk>/", views.run_detail, name="run-detail"),
     path("runs/<int:pk>/progress/", views.run_progress, name="run-progress"),
     path("runs/<int:pk>/export.jsonl", views.run_export, name="run-export"),
+    path("runs/<int:pk>/budget/", views.run_budget, name="run-budget"),
     path("runs/<int:pk>/<str:action>/", views.run_action, name="run-action"),
     path("calls/<int:pk>/", views.call_detail, name="call-detail"),
     path("endpoints/", views.endpoint_list, name="endpoint-list"),

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.permissions import permission_required
 from llm import selectors, services
-from llm.forms import EndpointForm, RunCreateForm, RunFilterForm
+from llm.forms import EndpointForm, RunBudgetForm, RunCreateForm, RunFilterForm
 from llm.keys import api_key_env_status
 from llm.models import Endpoint, LLMCall, Run, RunItem
 
@@ -65,6 +65,8 @@ def _progress_context(request: HttpRequest, run: Run) -> dict:
         "can_cancel": can_run and run.can_become(Run.Status.CANCELLED),
         "can_collect": can_run and run.is_finished and run.collected_at is None and bool(run.collect_error),
         "polling": run.status in Run.ACTIVE,
+        "batches": selectors.run_batches(run=run) if run.is_batch else None,
+        "budget_form": RunBudgetForm(initial={"budget": run.budget}) if can_run and not run.is_finished else None,
     }
 
 
@@ -132,6 +134,26 @@ def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
 
 
 @permission_required("llm.run_llm", why=BLIND)
+@require_POST
+def run_budget(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _run_or_404(pk)
+    form = RunBudgetForm(request.POST)
+    if form.is_valid():
+        try:
+            run = services.run_budget_set(run=run, budget=form.cleaned_data["budget"])
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+        else:
+            if run.budget is None:
+                messages.success(request, _("The run has no budget now."))
+            else:
+                messages.success(request, _("Budget set to %(budget)s.") % {"budget": run.budget})
+    else:
+        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
+    return redirect("llm:run-detail", pk=pk)
+
+
+@permission_required("llm.run_llm", why=BLIND)
 @require_http_methods(["GET", "POST"])
 def run_create(request: HttpRequest) -> HttpResponse:
     form = RunCreateForm(request.POST or None, request.FILES or None)
@@ -146,6 +168,9 @@ def run_create(request: HttpRequest) -> HttpResponse:
                 user=request.user,
                 fresh=data["fresh"],
                 max_parse_retries=data["max_parse_retries"],
+                batch=None if not data["mode"] else data["mode"] == Run.Mode.BATCH,
+                batch_fallback=data["batch_fallback"] or Run.Mode.LIVE,
+                budget=data["budget"],
             )
         except ValidationError as exc:
             form.add_error(None, exc)

@@ -5,3 +5,6 @@ from django.utils.translation import gettext_lazy as _
 class ScreeningConfig(AppConfig):
     name = "screening"
     verbose_name = _("Screening")
+
+    def ready(self) -> None:
+        from screening import home  # noqa: F401  (registers the home page's and item page's parts)

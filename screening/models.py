@@ -135,6 +135,10 @@ class ReviewAssignment(models.Model):
     round_item = models.ForeignKey(RoundItem, on_delete=models.CASCADE, related_name="assignments")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_assignments")
     position = models.PositiveIntegerField(default=0)
+    # Set on every view of the page: changing a submitted review is timed from the last view.
+    viewed_at = models.DateTimeField(null=True, blank=True)
+    # Set when the reviewer puts the item aside; it moves to the end of their queue and stays theirs.
+    skipped_at = models.DateTimeField(_("skipped at"), null=True, blank=True)
 
     class Meta:
         ordering = ["reviewer", "position"]
@@ -165,6 +169,7 @@ class Review(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    changed_at = models.DateTimeField(_("last changed at"), null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -178,3 +183,22 @@ class Review(models.Model):
 
     def __str__(self) -> str:
         return f"{self.assignment}: {self.decision or self.status}"
+
+
+class ReviewChange(models.Model):
+    """One change a reviewer made to their submitted review while the round was open: old and new values."""
+
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="changes")
+    old = models.JSONField(_("before"), help_text=_("Scores, decision and comment before the change."))
+    new = models.JSONField(_("after"), help_text=_("Scores, decision and comment after the change."))
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    changed_at = models.DateTimeField(auto_now_add=True)
+    seconds_spent = models.PositiveIntegerField(_("seconds spent"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["review", "changed_at", "id"]
+        verbose_name = _("review change")
+        verbose_name_plural = _("review changes")
+
+    def __str__(self) -> str:
+        return f"{self.review_id}: {self.old.get('decision')} -> {self.new.get('decision')}"

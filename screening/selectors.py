@@ -16,6 +16,7 @@ from django.db.models import (
     F,
     FloatField,
     Min,
+    OuterRef,
     Q,
     QuerySet,
     Subquery,
@@ -24,7 +25,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast, Extract
+from django.db.models.functions import Cast, Coalesce, Extract
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
@@ -93,10 +94,18 @@ def reviewer_queue(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> Quer
 
 def reviewer_progress(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> tuple[int, int]:
     """Return (submitted, assigned) for this reviewer in this round."""
-    counts = ReviewAssignment.objects.filter(round_item__round=round, reviewer=reviewer).aggregate(
-        done=Count("id", filter=Q(review__status=Review.Status.SUBMITTED)), total=Count("id")
-    )
+    counts = reviewer_counts(round=round, reviewer=reviewer)
     return counts["done"], counts["total"]
+
+
+def reviewer_counts(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> dict[str, int]:
+    """Return the reviewer's submitted (``done``), assigned (``total``) and put-aside pending (``skipped``) items."""
+    submitted = Q(review__status=Review.Status.SUBMITTED)
+    return ReviewAssignment.objects.filter(round_item__round=round, reviewer=reviewer).aggregate(
+        done=Count("id", filter=submitted),
+        total=Count("id"),
+        skipped=Count("id", filter=Q(skipped_at__isnull=False) & ~submitted),
+    )
 
 
 def next_assignment(
@@ -289,3 +298,86 @@ def eligible_reviewers() -> list[AbstractBaseUser]:
     """Return active users who may review (experts, lead experts, admins)."""
     users = get_user_model().objects.filter(is_active=True).order_by("username")
     return [u for u in users if u.has_perm("screening.review_item")]
+
+
+def previous_review(
+    *, round: ScreeningRound, reviewer: AbstractBaseUser, before: ReviewAssignment | None = None
+) -> ReviewAssignment | None:
+    """Return the assignment the reviewer submitted last before ``before`` (in the order the reviews were submitted).
+
+    Without ``before``, or when ``before`` is not submitted yet, return the reviewer's latest submitted review.
+    """
+    submitted = ReviewAssignment.objects.filter(
+        round_item__round=round, reviewer=reviewer, review__status=Review.Status.SUBMITTED
+    ).order_by("-review__submitted_at", "-review__id")
+    review = getattr(before, "review", None) if before is not None else None
+    if review is not None and review.status == Review.Status.SUBMITTED:
+        submitted = submitted.filter(
+            Q(review__submitted_at__lt=review.submitted_at)
+            | Q(review__submitted_at=review.submitted_at, review__id__lt=review.pk)
+        )
+    return submitted.first()
+
+
+def skipped_reviews(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
+    """Return the items the reviewer put aside and has not submitted yet, in queue order."""
+    return (
+        reviewer_queue(round=round, reviewer=reviewer)
+        .filter(skipped_at__isnull=False)
+        .exclude(review__status=Review.Status.SUBMITTED)
+    )
+
+
+def round_item_list(*, round: ScreeningRound, outcome: str = "", dimension: str = "", kind: str = "") -> QuerySet:
+    """Return the round's items by uid, filtered by outcome, dimension code and kind, with submitted review counts."""
+    items = round_items(round=round).annotate(
+        n_reviews=Count("assignments", filter=Q(assignments__review__status=Review.Status.SUBMITTED)),
+        n_assigned=Count("assignments"),
+    )
+    if outcome:
+        items = items.filter(outcome=outcome)
+    if dimension:
+        items = items.filter(item__dimension__code=dimension)
+    if kind:
+        items = items.filter(item__kind=kind)
+    return items
+
+
+def round_list(*, user: AbstractBaseUser, status: str = "", benchmark: str = "") -> QuerySet[ScreeningRound]:
+    """Return rounds, open ones first and newest first, with their size and the user's own progress, in SQL."""
+    sizes = RoundItem.objects.filter(round=OuterRef("pk")).order_by().values("round")
+    mine = (
+        ReviewAssignment.objects.filter(round_item__round=OuterRef("pk"), reviewer=user.pk)
+        .order_by()
+        .values("round_item__round")
+    )
+    submitted = Q(review__status=Review.Status.SUBMITTED)
+    rounds = ScreeningRound.objects.select_related("benchmark", "opened_by", "closed_by").annotate(
+        n_items=Coalesce(Subquery(sizes.annotate(n=Count("id")).values("n")), 0),
+        my_assigned=Coalesce(Subquery(mine.annotate(n=Count("id")).values("n")), 0),
+        my_submitted=Coalesce(Subquery(mine.annotate(n=Count("id", filter=submitted)).values("n")), 0),
+    )
+    if status:
+        rounds = rounds.filter(status=status)
+    if benchmark:
+        rounds = rounds.filter(benchmark__slug=benchmark)
+    return rounds.order_by("status", "-opened_at", "-id")
+
+
+def reviewer_assignments(*, reviewer: AbstractBaseUser, round: int | None = None, state: str = "") -> QuerySet:
+    """Return the reviewer's assignments in queue order; ``state`` is pending, submitted or skipped."""
+    assignments = (
+        ReviewAssignment.objects.filter(reviewer=reviewer)
+        .select_related("round_item__item", "review")
+        .order_by("round_item__round_id", "position", "id")
+    )
+    if round is not None:
+        assignments = assignments.filter(round_item__round_id=round)
+    submitted = Q(review__status=Review.Status.SUBMITTED)
+    if state == "pending":
+        assignments = assignments.exclude(submitted)
+    elif state == "submitted":
+        assignments = assignments.filter(submitted)
+    elif state == "skipped":
+        assignments = assignments.filter(skipped_at__isnull=False).exclude(submitted)
+    return assignments

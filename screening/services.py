@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from items import selectors
 from items.models import Benchmark, Item, StatusDecision
 from items.services import item_status_decide
-from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+from screening.models import Criterion, Review, ReviewAssignment, ReviewChange, RoundItem, ScreeningRound
 from screening.selectors import round_statistics_data
 
 UNREVIEWED_CHOICES = ("return_to_authors", "decide_on_submitted")
@@ -181,29 +181,101 @@ def review_save_draft(
     return review
 
 
+def _validated(round_item: RoundItem, *, scores: dict, decision: str, comment: str) -> tuple[dict, str, str]:
+    """Return (scores, decision, comment) of a complete review; raise ValidationError by field otherwise."""
+    try:
+        cleaned = _clean_scores(round_item, scores)
+    except ValidationError as exc:
+        raise ValidationError({"scores": exc.messages}) from exc
+    errors: dict[str, list[str]] = {}
+    missing = [c.name for c in criteria_for(round_item.round, round_item.item) if c.code not in cleaned]
+    if missing:
+        errors["scores"] = [_("Score every criterion first: %(names)s.") % {"names": ", ".join(missing)}]
+    if decision not in ("accept", "revise", "reject"):
+        errors["decision"] = [_("Choose a decision: accept, revise or reject.")]
+    if decision in ("revise", "reject") and not comment.strip():
+        errors["comment"] = [_("Say in a comment why the item needs revision or rejection.")]
+    if errors:
+        raise ValidationError(errors)
+    return cleaned, decision, comment.strip()
+
+
 @transaction.atomic
 def review_submit(
     *, round_item: RoundItem, reviewer: AbstractBaseUser, scores: dict, decision: str, comment: str = ""
 ) -> Review:
     """Submit a final review: every applicable criterion scored and a decision taken."""
     review = _open_review(round_item=round_item, reviewer=reviewer)
-    cleaned = _clean_scores(round_item, scores)
-    errors = []
-    missing = [c.name for c in criteria_for(round_item.round, round_item.item) if c.code not in cleaned]
-    if missing:
-        errors.append(_("Score every criterion first: %(names)s.") % {"names": ", ".join(missing)})
-    if decision not in ("accept", "revise", "reject"):
-        errors.append(_("Choose a decision: accept, revise or reject."))
-    if decision in ("revise", "reject") and not comment.strip():
-        errors.append(_("Say in a comment why the item needs revision or rejection."))
-    if errors:
-        raise ValidationError(errors)
-    review.scores, review.decision, review.comment = cleaned, decision, comment.strip()
+    review.scores, review.decision, review.comment = _validated(
+        round_item, scores=scores, decision=decision, comment=comment
+    )
     review.status = Review.Status.SUBMITTED
     review.submitted_at = timezone.now()
     review.full_clean()
     review.save()
     return review
+
+
+def _review_values(review: Review) -> dict:
+    return {"scores": review.scores, "decision": review.decision, "comment": review.comment}
+
+
+@transaction.atomic
+def review_change(
+    *, round_item: RoundItem, reviewer: AbstractBaseUser, scores: dict, decision: str, comment: str = ""
+) -> Review:
+    """Change the reviewer's own submitted review while the round is open, recording old and new values.
+
+    The change is timed from the reviewer's last view of the item; submitting the same values changes nothing.
+    """
+    assignment = _assignment_for(round_item=round_item, reviewer=reviewer)
+    review = Review.objects.select_for_update().filter(assignment=assignment).first()
+    if review is None or review.status != Review.Status.SUBMITTED:
+        raise ValidationError(_("You have not submitted a review of this item yet; there is nothing to change."))
+    cleaned, decision, comment = _validated(round_item, scores=scores, decision=decision, comment=comment)
+    new = {"scores": cleaned, "decision": decision, "comment": comment}
+    old = _review_values(review)
+    if new == old:
+        return review
+    seconds = None
+    if assignment.viewed_at:
+        seconds = max(0, int((timezone.now() - assignment.viewed_at).total_seconds()))
+    change = ReviewChange(review=review, old=old, new=new, changed_by=reviewer, seconds_spent=seconds)
+    change.full_clean()
+    change.save()
+    review.scores, review.decision, review.comment = new["scores"], new["decision"], new["comment"]
+    review.changed_at = timezone.now()
+    review.full_clean()
+    review.save()
+    # A further change is timed from this one.
+    ReviewAssignment.objects.filter(pk=assignment.pk).update(viewed_at=review.changed_at)
+    return review
+
+
+@transaction.atomic
+def review_skip(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> ReviewAssignment:
+    """Put an item aside: it moves to the end of the reviewer's queue in the round and stays assigned to them."""
+    assignment = _assignment_for(round_item=round_item, reviewer=reviewer)
+    assignment = ReviewAssignment.objects.select_for_update().get(pk=assignment.pk)
+    if Review.objects.filter(assignment=assignment, status=Review.Status.SUBMITTED).exists():
+        raise ValidationError(_("You already reviewed this item; there is nothing to skip."))
+    last = (
+        ReviewAssignment.objects.filter(round_item__round_id=round_item.round_id, reviewer=reviewer)
+        .order_by("-position")
+        .values_list("position", flat=True)
+        .first()
+    )
+    assignment.position = (last or 0) + 1
+    assignment.skipped_at = timezone.now()
+    assignment.save(update_fields=["position", "skipped_at"])
+    return assignment
+
+
+def review_mark_viewed(*, assignment: ReviewAssignment) -> None:
+    """Note when the reviewer last opened the item, to time a change of their review."""
+    now = timezone.now()
+    ReviewAssignment.objects.filter(pk=assignment.pk).update(viewed_at=now)
+    assignment.viewed_at = now
 
 
 _OUTCOME_STATUS = {

@@ -12,5 +12,6 @@ urlpatterns = [
     path("<int:pk>/review/", views.review_next, name="review-next"),
     path("<int:pk>/review/<int:assignment>/", views.review, name="review"),
     path("<int:pk>/review/<int:assignment>/autosave/", views.review_autosave, name="review-autosave"),
+    path("<int:pk>/review/<int:assignment>/skip/", views.review_skip, name="review-skip"),
     path("<int:pk>/adjudicate/<int:round_item>/", views.adjudicate, name="adjudicate"),
 ]

@@ -19,6 +19,7 @@ from screening.forms import RoundOpenForm
 from screening.models import Review, ReviewAssignment, RoundItem, ScreeningRound
 
 OUTCOMES_PAGE_SIZE = 50
+SKIPPED_SHOWN = 20
 
 
 @permission_required("screening.review_item")
@@ -105,56 +106,75 @@ def _posted_scores(request: HttpRequest) -> dict:
     return {key[len("score-") :]: value for key, value in request.POST.items() if key.startswith("score-")}
 
 
+def _denied(request: HttpRequest, pk: int) -> HttpResponse:
+    return render(
+        request,
+        "screening/review_denied.html",
+        {
+            "round": get_object_or_404(ScreeningRound.objects.select_related("benchmark"), pk=pk),
+            "message": _("You are not assigned to review this item in this round."),
+        },
+        status=403,
+    )
+
+
+def _after(request: HttpRequest, round: ScreeningRound, assignment: int) -> HttpResponse:
+    """Go on to the reviewer's next unsubmitted item, or to the round when the queue is done."""
+    # Only the item just put aside may be left: then it comes back now.
+    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment) or selectors.next_assignment(
+        round=round, reviewer=request.user
+    )
+    if nxt is None:
+        messages.success(request, _("Your queue for this round is done. Thank you!"))
+        return redirect("screening:round-detail", pk=round.pk)
+    return redirect("screening:review", pk=round.pk, assignment=nxt.pk)
+
+
 @permission_required("screening.review_item")
 def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     assignment_obj = selectors.review_assignment(round_id=pk, pk=assignment)
     if assignment_obj is None or assignment_obj.reviewer_id != request.user.pk:
-        return render(
-            request,
-            "screening/review_denied.html",
-            {
-                "round": get_object_or_404(ScreeningRound.objects.select_related("benchmark"), pk=pk),
-                "message": _("You are not assigned to review this item in this round."),
-            },
-            status=403,
-        )
+        return _denied(request, pk)
     round_item = assignment_obj.round_item
     round = round_item.round
     existing = getattr(assignment_obj, "review", None)
+    submitted = existing is not None and existing.status == Review.Status.SUBMITTED
     error = ""
     if request.method == "POST":
+        changing = submitted and request.POST.get("change") == "1"
+        values = {
+            "round_item": round_item,
+            "reviewer": request.user,
+            "scores": _posted_scores(request),
+            "decision": request.POST.get("decision", ""),
+            "comment": request.POST.get("comment", ""),
+        }
         try:
-            screening.review_submit(
-                round_item=round_item,
-                reviewer=request.user,
-                scores=_posted_scores(request),
-                decision=request.POST.get("decision", ""),
-                comment=request.POST.get("comment", ""),
-            )
+            (screening.review_change if changing else screening.review_submit)(**values)
         except ValidationError as exc:
             error = " ".join(exc.messages)
-            # Keep what was typed even though it could not be submitted; invalid scores stay unsaved.
-            with contextlib.suppress(ValidationError):
-                screening.review_save_draft(
-                    round_item=round_item,
-                    reviewer=request.user,
-                    scores=_posted_scores(request),
-                    decision=request.POST.get("decision", ""),
-                    comment=request.POST.get("comment", ""),
-                )
+            if not changing:
+                # Keep what was typed even though it could not be submitted; invalid scores stay unsaved.
+                with contextlib.suppress(ValidationError):
+                    screening.review_save_draft(**values)
         else:
-            nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment_obj.pk)
-            if nxt is None:
-                messages.success(request, _("Your queue for this round is done. Thank you!"))
-                return redirect("screening:round-detail", pk=round.pk)
-            return redirect("screening:review", pk=round.pk, assignment=nxt.pk)
+            if changing:
+                messages.success(request, _("Your review was changed."))
+            return _after(request, round, assignment_obj.pk)
+    elif submitted:
+        # Only a change of a submitted review is timed from the last view (a first review from its draft).
+        screening.review_mark_viewed(assignment=assignment_obj)
     item = round_item.item
     criteria = screening.criteria_for(round, item)
     values = dict(existing.scores) if existing else {}
     if request.method == "POST":
         values.update({k: v for k, v in _posted_scores(request).items() if v})
-    done, total = selectors.reviewer_progress(round=round, reviewer=request.user)
+    counts = selectors.reviewer_counts(round=round, reviewer=request.user)
+    done, total = counts["done"], counts["total"]
     nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment_obj.pk)
+    previous = selectors.previous_review(round=round, reviewer=request.user, before=assignment_obj)
+    put_aside = selectors.skipped_reviews(round=round, reviewer=request.user).exclude(pk=assignment_obj.pk)
+    skipped = list(put_aside[:SKIPPED_SHOWN]) if counts["skipped"] else []
     return render(
         request,
         "screening/review.html",
@@ -172,15 +192,33 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
             "comment": request.POST.get("comment")
             if request.method == "POST"
             else (existing.comment if existing else ""),
-            "submitted": existing is not None and existing.status == Review.Status.SUBMITTED,
+            "submitted": submitted,
             "error": error,
             "done": done,
             "total": total,
             "percent": round_percent(done, total),
             "next_url": reverse("screening:review", args=[round.pk, nxt.pk]) if nxt else "",
+            "previous_url": reverse("screening:review", args=[round.pk, previous.pk]) if previous else "",
+            "skipped": skipped,
         },
         status=400 if error else 200,
     )
+
+
+@permission_required("screening.review_item")
+@require_POST
+def review_skip(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    assignment_obj = selectors.review_assignment(round_id=pk, pk=assignment)
+    if assignment_obj is None or assignment_obj.reviewer_id != request.user.pk:
+        return _denied(request, pk)
+    try:
+        screening.review_skip(round_item=assignment_obj.round_item, reviewer=request.user)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect("screening:review", pk=pk, assignment=assignment_obj.pk)
+    messages.info(request, _("Put aside: this item comes back after the others."))
+    return _after(request, assignment_obj.round_item.round, assignment_obj.pk)
 
 
 def round_percent(done: int, total: int) -> int:

@@ -298,6 +298,14 @@ def pages() -> list[tuple[str, str, str]]:
         ("evaluation drill-down", "bench_1", f"/evaluation/{evaluation.pk}/drill/?{drill}"),
         ("API releases", "bench_1", "/api/releases/"),
         ("API LLM runs", "bench_1", "/api/llm/runs/"),
+        ("API screening rounds", MARKER, "/api/screening/rounds/"),
+        ("API my review assignments", expert, f"/api/screening/assignments/?round={open_round.pk}"),
+        ("API comparison sets", "bench_1", "/api/labelling/sets/"),
+        ("API my label assignments", expert, f"/api/labelling/assignments/?set={comparison_set.pk}"),
+        ("API next comparison", expert, f"/api/labelling/sets/{comparison_set.pk}/next/"),
+        ("API calibration runs", "bench_1", "/api/calibration/runs/"),
+        ("API evaluation runs", "bench_1", "/api/evaluation/runs/"),
+        ("API evaluation progress", "bench_1", f"/api/evaluation/runs/{evaluation.pk}/progress/"),
     ]
 
 

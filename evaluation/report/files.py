@@ -1,10 +1,19 @@
 """The downloadable files of an evaluation report: tables as CSV and LaTeX, figures as SVG, PNG and PDF, JSON."""
 
+import hashlib
 import json
 
+from django.core.cache import cache
+from django.utils.translation import get_language
+
 from core.csvsafe import csv_text
-from evaluation.charts import figures
+from core.figures import svg_data_uri
+from evaluation.charts import figure_titles, figures, language_name
 from evaluation.models import EvaluationRun
+
+# Part of the cache key of drawn figures: bump it when the drawing changes so cached figures are redrawn.
+FIGURES_VERSION = 3
+FIGURE_STEMS = ("scatter", "delta_z", "ratings", "bradley_terry")
 
 CONTENT_TYPES = {
     "csv": "text/csv",
@@ -19,19 +28,19 @@ CONTENT_TYPES = {
 def report_files_names(languages: list[str]) -> list[str]:
     """Return the names of the files a report offers for download, in the order the page lists them."""
     return [
-        "report.json",
-        "accuracy.csv",
-        "ratings.csv",
-        "bradley_terry.csv",
-        "win_rates.csv",
-        "leaderboard.tex",
-        "scatter.svg",
-        "delta_z.svg",
-        "ratings.svg",
-        "bradley_terry.svg",
-        *[f"accuracy_{lang}.svg" for lang in languages],
-        *[f"{name}.{fmt}" for name in ("scatter", "delta_z", "ratings", "bradley_terry") for fmt in ("png", "pdf")],
+        *table_file_names(),
+        *[f"{stem}.{fmt}" for stem in figure_stems(languages) for fmt in ("svg", "png", "pdf")],
     ]
+
+
+def table_file_names() -> list[str]:
+    """Return the names of the report's files that are not figures (figures are offered beside each figure)."""
+    return ["report.json", "accuracy.csv", "ratings.csv", "bradley_terry.csv", "win_rates.csv", "leaderboard.tex"]
+
+
+def figure_stems(languages: list[str]) -> list[str]:
+    """Return the file stems of a report's figures (an accuracy heatmap per language)."""
+    return [*FIGURE_STEMS, *[f"accuracy_{lang}" for lang in languages]]
 
 
 # Column order of each table, fixed here: a report read back from PostgreSQL's jsonb has its keys reordered, and
@@ -109,35 +118,96 @@ def _latex(report: dict) -> bytes:
     return "\n".join(lines).encode("utf-8")
 
 
-def report_files(report: dict, *, with_raster: bool = True) -> dict[str, bytes]:
-    """Return the downloadable files of a report (tables as CSV/LaTeX, figures as SVG, everything as JSON)."""
+def report_files(
+    report: dict, *, with_figures: bool = True, dimension_names: dict[str, str] | None = None
+) -> dict[str, bytes]:
+    """Return the downloadable files of a report: tables as CSV/LaTeX, figures as SVG/PNG/PDF, everything as JSON.
+
+    Figures are drawn in the active language, dimensions shown by ``dimension_names`` (code: name).
+    """
     files = {
         "report.json": json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True).encode("utf-8"),
         **report_tables(report),
         "leaderboard.tex": _latex(report),
     }
-    files.update({name: svg.encode("utf-8") for name, svg in figures(report).items()})
-    if with_raster:
-        from evaluation.report.raster import raster_files
-
-        files.update(raster_files(report))
+    if with_figures:
+        files.update(figures(report, dimension_names))
     return files
+
+
+def dimension_names(run: EvaluationRun, report: dict) -> dict[str, str]:
+    """Return the name of each dimension of the report in the active language, by code (one query)."""
+    from items.models import Dimension
+
+    codes = {r["dimension"] for r in report.get("objective", {}).get("accuracy", [])} | {
+        r["dimension"] for r in report.get("subjective", {}).get("ratings", [])
+    }
+    codes |= {r["dimension"] for r in report.get("analysis", {}).get("cross_lingual", [])}
+    zh = (get_language() or "en").startswith("zh")
+    rows = Dimension.objects.filter(benchmark__releases=run.release_id, code__in=codes).values_list(
+        "code", "name_en", "name_zh"
+    )
+    return {code: (name_zh if zh and name_zh else name_en) for code, name_en, name_zh in rows}
+
+
+def run_figures(run: EvaluationRun, fmt: str, names: dict[str, str] | None = None) -> dict[str, bytes]:
+    """Return the figures of a run's report in one format and the active language, drawn once, then cached.
+
+    A report never changes under its checksum, so the figures are cached by run, checksum, language, format and
+    the dimension names (a renamed dimension redraws them). The page needs only the SVGs; PNG and PDF (the PDF
+    embeds font subsets, the slowest to write) are drawn when first downloaded. ``names``: the report's
+    ``dimension_names``, when the caller has read them already.
+    """
+    names = dimension_names(run, run.report) if names is None else names
+    language = get_language() or "en"
+    names_key = hashlib.sha256(json.dumps(names, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+    key = f"evaluation-figures:{FIGURES_VERSION}:{run.pk}:{run.report_digest}:{language}:{fmt}:{names_key}"
+    drawn = cache.get(key)
+    if drawn is None:
+        drawn = figures(run.report, names, formats=(fmt,))
+        cache.set(key, drawn, timeout=None)
+    return drawn
+
+
+def page_figures(run: EvaluationRun, names: dict[str, str] | None = None) -> list[dict]:
+    """Return the figures shown on the run's page: stem, caption, the SVG as a data URI, and the download names."""
+    drawn = run_figures(run, "svg", names)
+    titles = figure_titles()
+    shown = []
+    for stem in figure_stems(run.report.get("languages", [])):
+        if f"{stem}.svg" not in drawn:
+            continue
+        title = titles.get(stem) or titles["accuracy"] + f" ({language_name(stem.removeprefix('accuracy_'))})"
+        shown.append(
+            {
+                "stem": stem,
+                "title": title,
+                "uri": svg_data_uri(drawn[f"{stem}.svg"]),
+                "files": [f"{stem}.{fmt}" for fmt in ("svg", "png", "pdf")],
+            }
+        )
+    return shown
 
 
 def report_file(run: EvaluationRun, name: str) -> tuple[bytes, str, str] | None:
     """Return one file of the run's report as (bytes, content type, file name); None if the report has no such file.
 
-    The PNG and PDF figures are drawn only when one of them is asked for.
+    Figures come from the cache of drawn figures (``run_figures``), tables are written on demand.
     """
-    files = report_files(run.report, with_raster=name.endswith((".png", ".pdf")))
+    if name.endswith((".svg", ".png", ".pdf")):
+        files = run_figures(run, name.rsplit(".", 1)[-1])
+    else:
+        files = report_files(run.report, with_figures=False)
     if name not in files:
         return None
     return files[name], CONTENT_TYPES.get(name.rsplit(".", 1)[-1], "application/octet-stream"), f"{run.pk}-{name}"
 
 
-def report_directory_files(report: dict) -> dict[str, bytes]:
+def report_directory_files(report: dict, *, dimension_names: dict[str, str] | None = None) -> dict[str, bytes]:
     """Return the files the ``evaluation_report`` command writes: the downloads, with ``report.json`` unsorted.
 
     The downloaded ``report.json`` has sorted keys; the one written to a directory keeps the report's key order.
     """
-    return report_files(report) | {"report.json": json.dumps(report, ensure_ascii=False, indent=2).encode("utf-8")}
+    return report_files(report, dimension_names=dimension_names) | {
+        "report.json": json.dumps(report, ensure_ascii=False, indent=2).encode("utf-8")
+    }

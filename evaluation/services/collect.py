@@ -152,6 +152,10 @@ def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
 
 
 def _collect_verdicts(run: EvaluationRun, link: EvaluationLLMRun) -> None:
+    if run.judge is not None and run.judge.is_jury:
+        from evaluation.services.judging import jury_verdicts_collect
+
+        return jury_verdicts_collect(run, link)
     models = {m.pk: m for m in run.models.all()}
     items = {e.item_id: e.item for e in release_entries(run)}
     verdicts = []

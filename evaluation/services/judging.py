@@ -1,35 +1,38 @@
 """Pairwise judging in an evaluation run: which pairs to judge (round-robin or adaptive) and the judge's LLM runs."""
 
 import itertools
+import json
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils.translation import gettext as _
 
+from calibration import prompts as judge_prompts
+from calibration.juries import combine_verdicts, jury_members
+from calibration.models import Judge
 from calibration.services import judge_messages
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
 from evaluation.services.common import EVALUATION_PURPOSE, release_entries
 from labelling.pairwise import anonymise
 from llm import services as llm_services
+from llm.models import RunItem
 
 
-def _judge_prompt_map(run: EvaluationRun) -> dict:
-    return {p.dimension_id: p for p in run.judge.prompt_set.prompts.select_related("dimension")}
+def _judge_prompt_map(judge: Judge) -> dict:
+    return {p.dimension_id: p for p in judge.prompt_set.prompts.select_related("dimension")}
 
 
 def _pairs(models: list[ModelUnderTest]) -> list[tuple[ModelUnderTest, ModelUnderTest]]:
     return list(itertools.combinations(sorted(models, key=lambda m: m.code), 2))
 
 
-def start_judging(run: EvaluationRun, pairs_by_stratum: dict, user: AbstractBaseUser | None, start: bool) -> bool:
-    """Queue the judge on the given pairs (both orders); return False when there is nothing to judge."""
-    prompt_map = _judge_prompt_map(run)
-    responses = {
-        (r.item_id, r.language, r.model_id): r
-        for r in OpenResponse.objects.filter(run=run, ok=True).select_related("item__current_revision")
-    }
-    names = [m.endpoint.model for m in run.models.select_related("endpoint")] + [m.label for m in run.models.all()]
-    entries = {e.item_id: e for e in release_entries(run)}
-    batch, missing = [], set()
+def _judging_batch(
+    run: EvaluationRun, judge: Judge, pairs_by_stratum: dict, responses: dict, entries: dict, names: list[str],
+    missing: set[str],
+) -> list[dict]:
+    """Return one judge's prompts for the pairs (both orders); a jury member's refs name the member."""
+    prompt_map = _judge_prompt_map(judge)
+    member = {"member": judge.pk} if run.judge.is_jury else {}
+    batch = []
     for (item_id, lang), pairs in pairs_by_stratum.items():
         entry = entries[item_id]
         prompt = prompt_map.get(entry.item.dimension_id)
@@ -52,33 +55,97 @@ def start_judging(run: EvaluationRun, pairs_by_stratum: dict, user: AbstractBase
                             "model_a": a.pk,
                             "model_b": b.pk,
                             "order": order,
+                            **member,
                         },
                         "messages": judge_messages(prompt=prompt, content=content, first=first, second=second),
                     }
                 )
+    return batch
+
+
+def start_judging(run: EvaluationRun, pairs_by_stratum: dict, user: AbstractBaseUser | None, start: bool) -> bool:
+    """Queue the judge on the given pairs (both orders); return False when there is nothing to judge.
+
+    A jury queues each of its members on the same pairs, one LLM run per member in the same round; the jury's
+    verdicts are combined from theirs when the round's last member run is collected (``jury_verdicts_collect``).
+    """
+    responses = {
+        (r.item_id, r.language, r.model_id): r
+        for r in OpenResponse.objects.filter(run=run, ok=True).select_related("item__current_revision")
+    }
+    names = [m.endpoint.model for m in run.models.select_related("endpoint")] + [m.label for m in run.models.all()]
+    entries = {e.item_id: e for e in release_entries(run)}
+    missing: set[str] = set()
+    batches = [
+        (judge, _judging_batch(run, judge, pairs_by_stratum, responses, entries, names, missing))
+        for judge in jury_members(run.judge)
+    ]
     if missing:
         run.notes = [
             *run.notes,
             _("No judge prompt for: %(dims)s; those items were not judged.") % {"dims": ", ".join(sorted(missing))},
         ]
         run.save(update_fields=["notes"])
-    if not batch:
+    if not any(batch for _judge, batch in batches):
         return False
     run.adaptive_round += 1
     run.save(update_fields=["adaptive_round"])
-    llm_run = llm_services.run_create(
-        endpoint=run.judge.endpoint,
-        prompts=batch,
-        parser="calibration.verdict",
-        name=f"{run.name} · judging {run.adaptive_round}",
-        user=user,
-        purpose=EVALUATION_PURPOSE,
-        start=start,
-    )
-    EvaluationLLMRun.objects.create(
-        run=run, kind=EvaluationLLMRun.Kind.JUDGING, llm_run=llm_run, round=run.adaptive_round
-    )
+    for judge, batch in batches:
+        if not batch:
+            continue
+        suffix = f" · {judge.name}" if run.judge.is_jury else ""
+        llm_run = llm_services.run_create(
+            endpoint=judge.endpoint,
+            prompts=batch,
+            parser="calibration.verdict",
+            name=f"{run.name} · judging {run.adaptive_round}{suffix}",
+            user=user,
+            purpose=EVALUATION_PURPOSE,
+            start=start,
+        )
+        EvaluationLLMRun.objects.create(
+            run=run, kind=EvaluationLLMRun.Kind.JUDGING, llm_run=llm_run, round=run.adaptive_round
+        )
     return True
+
+
+def jury_verdicts_collect(run: EvaluationRun, link: EvaluationLLMRun) -> None:
+    """Mark a jury member's run collected; once the round's member runs all are, store the jury's verdicts."""
+    link.collected = True
+    link.save(update_fields=["collected"])
+    round_links = EvaluationLLMRun.objects.filter(run=run, kind=EvaluationLLMRun.Kind.JUDGING, round=link.round)
+    if round_links.filter(collected=False).exists():
+        return
+    members = jury_members(run.judge)
+    models = {m.pk: m for m in run.models.all()}
+    items = {e.item_id: e.item for e in release_entries(run)}
+    scores: dict[tuple, dict[int, int | None]] = {}
+    for ri in RunItem.objects.filter(run__in=round_links.values("llm_run")):
+        ref = ri.ref
+        parsed = ri.status == RunItem.Status.DONE and isinstance(ri.result, dict)
+        key = (ref["item"], ref["language"], ref["model_a"], ref["model_b"], ref["order"])
+        scores.setdefault(key, {})[ref.get("member")] = (
+            judge_prompts.canonical_from_result(ri.result, ref["order"]) if parsed else None
+        )
+    verdicts = []
+    for (item_id, language, model_a, model_b, order), by_member in scores.items():
+        member_scores = [by_member.get(m.pk) for m in members]
+        score = combine_verdicts(member_scores, run.judge.aggregation)
+        verdicts.append(
+            PairVerdict(
+                run=run,
+                item=items[item_id],
+                language=language,
+                model_a=models[model_a],
+                model_b=models[model_b],
+                order=order,
+                round=link.round,
+                parsed=score is not None,
+                score=score,
+                raw=json.dumps({m.name: v for m, v in zip(members, member_scores, strict=True)}),
+            )
+        )
+    PairVerdict.objects.bulk_create(verdicts)
 
 
 def round_robin(run: EvaluationRun) -> dict:

@@ -17,7 +17,7 @@ from evaluation.services.common import EVALUATION_PURPOSE, release_entries
 from evaluation.services.judging import adaptive_next, round_robin, start_judging
 from llm import services as llm_services
 from llm.calls import build_request, rough_request_cost
-from llm.models import Endpoint, Run
+from llm.models import BudgetPool, Endpoint, Run
 from releases.models import Release
 
 
@@ -37,10 +37,12 @@ def evaluation_run_create(
     margin_mapping: str = DEFAULT_MARGIN_MAPPING,
     seed: int = 0,
     labels: list[str] | None = None,
+    budget: Decimal | None = None,
 ) -> EvaluationRun:
     """Plan a run on a frozen release; the judge defaults to the selected primary judge.
 
-    Running with another judge, or with none (objective items only), needs a recorded reason.
+    Running with another judge, or with none (objective items only), needs a recorded reason. ``budget`` (in the
+    endpoints' currency) is shared by all the run's LLM runs: they pause before a request that could exceed it.
     """
     errors = []
     if not release.is_frozen:
@@ -75,6 +77,8 @@ def evaluation_run_create(
                 _("The log-probability protocol needs legacy completions endpoints; not: %(names)s.")
                 % {"names": ", ".join(wrong)}
             )
+    if budget is not None and Decimal(budget) < 0:
+        errors.append(_("A budget cannot be negative."))
     if errors:
         raise ValidationError(errors)
     run = EvaluationRun(
@@ -89,6 +93,7 @@ def evaluation_run_create(
         margin_mapping=margin_mapping,
         seed=seed,
         created_by=user,
+        budget_pool=llm_services.budget_pool_create(name=name, budget=budget),
     )
     run.full_clean()
     run.save()
@@ -150,7 +155,7 @@ def _response_prompts(run: EvaluationRun, model: ModelUnderTest) -> list[dict]:
 
 def evaluation_estimate(*, run: EvaluationRun) -> dict:
     """Estimate the calls and money of the response phase and of round-robin judging, before starting."""
-    calls, cost = 0, Decimal("0")
+    calls, cost, cost_batch = 0, Decimal("0"), Decimal("0")
     for model in run.models.select_related("endpoint"):
         endpoint = model.endpoint
         for prompt in _response_prompts(run, model):
@@ -166,6 +171,8 @@ def evaluation_estimate(*, run: EvaluationRun) -> dict:
             cost += rough_request_cost(
                 request, price_input=endpoint.price_input_per_mtok, price_output=endpoint.price_output_per_mtok
             )
+            batch_input, batch_output = endpoint.prices(batch=True)
+            cost_batch += rough_request_cost(request, price_input=batch_input, price_output=batch_output)
     n_models = run.models.count()
     open_items = sum(
         1
@@ -174,21 +181,32 @@ def evaluation_estimate(*, run: EvaluationRun) -> dict:
         if e.item.kind == "open_prompt" and e.revision.content.get(lang)
     )
     judge_calls = open_items * n_models * (n_models - 1) if run.judge_id else 0
-    judge_cost = Decimal("0")
+    judge_cost = judge_cost_batch = Decimal("0")
     if judge_calls:
-        endpoint = run.judge.endpoint
-        per_call = rough_request_cost(
-            {"messages": [{"content": "x" * 6000}], "max_tokens": 600},
-            price_input=endpoint.price_input_per_mtok,
-            price_output=endpoint.price_output_per_mtok,
-        )
-        judge_cost = per_call * judge_calls
+        from calibration.juries import jury_members
+
+        # A jury asks each of its members, so it costs the sum of theirs.
+        for endpoint in (member.endpoint for member in jury_members(run.judge)):
+            typical = {"messages": [{"content": "x" * 6000}], "max_tokens": 600}
+            per_call = rough_request_cost(
+                typical, price_input=endpoint.price_input_per_mtok, price_output=endpoint.price_output_per_mtok
+            )
+            batch_input, batch_output = endpoint.prices(batch=True)
+            judge_cost += per_call * judge_calls
+            judge_cost_batch += (
+                rough_request_cost(typical, price_input=batch_input, price_output=batch_output) * judge_calls
+            )
     return {
         "response_calls": calls,
         "response_cost": cost,
         "judge_calls_round_robin": judge_calls,
         "judge_cost_round_robin": judge_cost,
         "total_cost": cost + judge_cost,
+        # The same calls at the endpoints' batch prices (the same as live where an endpoint sets none).
+        "response_cost_batch": cost_batch,
+        "judge_cost_round_robin_batch": judge_cost_batch,
+        "total_cost_batch": cost_batch + judge_cost_batch,
+        "budget": run.budget_pool.budget if run.budget_pool_id else None,
     }
 
 
@@ -245,8 +263,38 @@ def _start_responses(*, run: EvaluationRun, user: AbstractBaseUser | None, start
             user=user,
             purpose=EVALUATION_PURPOSE,
             start=start,
+            budget_pool=run.budget_pool,
         )
         EvaluationLLMRun.objects.create(run=run, kind=EvaluationLLMRun.Kind.RESPONSES, model=model, llm_run=llm_run)
+    return run
+
+
+def _share_budget(run: EvaluationRun) -> None:
+    """Put the run's LLM runs that do not share its budget yet (judging rounds) under it, before their tasks start."""
+    if run.budget_pool_id is not None:
+        Run.objects.filter(pk__in=run.llm_runs.values("llm_run"), budget_pool__isnull=True).update(
+            budget_pool=run.budget_pool_id
+        )
+
+
+@transaction.atomic
+def evaluation_budget_set(*, run: EvaluationRun, budget: Decimal | None) -> EvaluationRun:
+    """Set, raise or remove an evaluation run's budget; LLM runs it paused resume when it is raised.
+
+    Raise ``ValidationError`` (field ``budget``) for a negative budget or one below what was already spent.
+    """
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    if run.budget_pool_id is None:
+        # A run planned before budgets existed: its LLM runs so far count against the new budget.
+        runs = Run.objects.filter(pk__in=run.llm_runs.values("llm_run"))
+        pool = llm_services.budget_pool_create(name=run.name, budget=None)
+        pool.spent = sum(runs.values_list("spent", flat=True), Decimal("0"))
+        pool.save(update_fields=["spent"])
+        runs.update(budget_pool=pool)
+        run.budget_pool = pool
+        run.save(update_fields=["budget_pool"])
+    llm_services.budget_pool_set(pool=run.budget_pool, budget=budget)
+    run.budget_pool = BudgetPool.objects.get(pk=run.budget_pool_id)
     return run
 
 
@@ -273,12 +321,14 @@ def advance_locked(run: EvaluationRun, *, user: AbstractBaseUser | None, start: 
         if run.judge_id and has_open and run.models.count() >= 2:
             strata = round_robin(run) if run.pairing == EvaluationRun.Pairing.ROUND_ROBIN else adaptive_next(run)
             if start_judging(run, strata, user, start):
+                _share_budget(run)
                 return run.phase
     elif (
         run.pairing == EvaluationRun.Pairing.ADAPTIVE
         and run.adaptive_round < run.adaptive_rounds
         and start_judging(run, adaptive_next(run), user, start)
     ):
+        _share_budget(run)
         return run.phase
     _report_store(run)
     return run.phase

@@ -30,7 +30,7 @@ class ItemTemplate(models.Model):
         verbose_name_plural = _("item templates")
 
     def __str__(self) -> str:
-        return f"{self.dimension.code} template v{self.version}"
+        return _("%(dimension)s template v%(version)s") % {"dimension": self.dimension.code, "version": self.version}
 
 
 class DraftingJob(models.Model):

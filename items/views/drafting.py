@@ -12,6 +12,13 @@ from items.forms import JobForm, TemplateForm
 from items.models import DraftingJob
 
 
+def _split_failures(job: DraftingJob) -> tuple[list[dict], list[dict]]:
+    """Split a job's failure entries into malformed drafts and exact duplicates that were skipped."""
+    failures = job.failures or []
+    duplicates = [f for f in failures if f.get("kind") == drafting.DUPLICATE]
+    return [f for f in failures if f.get("kind") != drafting.DUPLICATE], duplicates
+
+
 @permission_required("items.add_item")
 def overview(request: HttpRequest) -> HttpResponse:
     template_form = TemplateForm(request.POST if request.POST.get("form") == "template" else None, prefix="t")
@@ -33,12 +40,15 @@ def overview(request: HttpRequest) -> HttpResponse:
             job_form.add_error(None, exc)
         else:
             return redirect("items:drafting-job", pk=job.pk)
+    jobs = list(selectors.drafting_job_list()[:20])
+    for job in jobs:
+        job.malformed, job.duplicates = _split_failures(job)
     return render(
         request,
         "items/drafting.html",
         {
             "templates": selectors.item_template_list(),
-            "jobs": selectors.drafting_job_list()[:20],
+            "jobs": jobs,
             "template_form": template_form,
             "job_form": job_form,
         },
@@ -51,7 +61,8 @@ def job_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """Show a job; its candidates appear once the drafting collector has taken the finished run's replies."""
     job = get_object_or_404(DraftingJob.objects.select_related("template__dimension", "llm_run", "endpoint"), pk=pk)
     waiting = not job.collected and not (job.llm_run and job.llm_run.collect_error)
-    context = {"job": job, "waiting": waiting}
+    malformed, duplicates = _split_failures(job)
+    context = {"job": job, "waiting": waiting, "malformed": malformed, "duplicates": duplicates}
     if request.htmx:
         return render(request, "items/drafting_job.html#status", context)
     return render(request, "items/drafting_job.html", context)

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core import home
 from core.permissions import permission_required
 from items import selectors, services
 from items.content import LANGUAGES
@@ -115,10 +116,6 @@ def parity_messages(issues: list[dict]) -> list[dict]:
     return result
 
 
-def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "items/home.html", selectors.bank_summary())
-
-
 def _list_filters(request: HttpRequest) -> dict[str, str]:
     """Return the list filters as given: an unknown value matches nothing rather than being silently dropped."""
     return {name: request.GET[name] for name in selectors.ITEM_FILTERS if request.GET.get(name)}
@@ -158,6 +155,7 @@ def _detail_context(request: HttpRequest, item: Item, status_form: StatusDecisio
         "parity_issues": parity_messages(revision.parity_issues) if revision else [],
         "can_edit": request.user.has_perm("items.change_item"),
         "status_decisions": selectors.item_status_decisions(item=item),
+        **home.item_context(item=item),
         "status_form": status_form or (StatusDecisionForm(item=item) if may_decide else None),
     }
 
@@ -341,6 +339,11 @@ def item_history(request: HttpRequest, uid: str) -> HttpResponse:
         a = int(request.GET.get("a", max(b - 1, 1)))
     except ValueError:
         a, b = max(newest - 1, 1), newest
+    feedback = home.item_context(item=item).get("feedback", [])
+    for entry in feedback:
+        revision = by_number.get(entry.round_item.revision.number)
+        if revision is not None:
+            revision.feedback = [*getattr(revision, "feedback", []), entry]
     old, new = by_number.get(a), by_number.get(b)
     if old is not None and old == new:
         old = None
@@ -359,7 +362,15 @@ def item_history(request: HttpRequest, uid: str) -> HttpResponse:
     return render(
         request,
         "items/item_history.html",
-        {"item": item, "revisions": revisions, "old": old, "new": new, "diffs": diffs, "attr_changes": attr_changes},
+        {
+            "item": item,
+            "revisions": revisions,
+            "old": old,
+            "new": new,
+            "diffs": diffs,
+            "attr_changes": attr_changes,
+            "feedback": feedback,
+        },
     )
 
 

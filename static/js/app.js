@@ -120,8 +120,230 @@
   }
   document.addEventListener("htmx:load", (event) => widths(event.target));
 
+
+  // Searchable pickers. A select marked data-picker becomes a search box over its options, its choices shown as
+  // removable chips; a text input marked data-picker-remote (space-separated uids) searches the items API. The
+  // original field stays in the form, hidden, and is what is submitted: without JavaScript it is a plain field.
+  // Nothing here sets inline style attributes or handlers (the Content-Security-Policy forbids them).
+  let pickers = 0;
+  function pickerShell(field) {
+    const n = ++pickers;
+    const box = document.createElement("div");
+    box.className = "picker";
+    const chips = document.createElement("ul");
+    chips.className = "picker-chips";
+    const input = document.createElement("input");
+    input.type = "text";
+    input.className = "picker-input";
+    input.id = `${field.id || "picker-" + n}-search`;
+    input.autocomplete = "off";
+    input.placeholder = field.dataset.placeholder || "";
+    input.setAttribute("role", "combobox");
+    input.setAttribute("aria-autocomplete", "list");
+    input.setAttribute("aria-expanded", "false");
+    const list = document.createElement("ul");
+    list.className = "picker-list";
+    list.id = `picker-${n}-list`;
+    list.setAttribute("role", "listbox");
+    list.hidden = true;
+    input.setAttribute("aria-controls", list.id);
+    box.append(chips, input, list);
+    // Inside a wrapping <label>, a click on a chip or option would also "click" the label's first control (a
+    // chip's remove button): cancel that default, which leaves the picker's own click handlers running.
+    if (field.closest("label")) box.addEventListener("click", (event) => { if (event.target !== input) event.preventDefault(); });
+    field.classList.add("picker-source");
+    field.parentNode.insertBefore(box, field);
+    if (field.id) {
+      document.querySelectorAll(`label[for="${field.id}"]`).forEach((label) => { label.htmlFor = input.id; });
+    }
+    return { box, chips, input, list };
+  }
+
+  function chip(text, removeLabel, onRemove) {
+    const li = document.createElement("li");
+    li.className = "picker-chip";
+    li.textContent = text;
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "picker-remove";
+    button.textContent = "×";
+    button.setAttribute("aria-label", `${removeLabel} ${text}`);
+    button.addEventListener("click", onRemove);
+    li.append(button);
+    return li;
+  }
+
+  // Shared list behaviour: rows are {label, detail, selected, choose}; arrows move, Enter chooses, Escape closes.
+  function pickerList(ui, field, rowsFor) {
+    let rows = [];
+    let active = -1;
+    function close() {
+      ui.list.hidden = true;
+      ui.input.setAttribute("aria-expanded", "false");
+      ui.input.removeAttribute("aria-activedescendant");
+    }
+    function paint() {
+      ui.list.replaceChildren();
+      rows.forEach((row, i) => {
+        const li = document.createElement("li");
+        li.id = `${ui.list.id}-${i}`;
+        li.className = "picker-option" + (i === active ? " active" : "") + (row.selected ? " selected" : "");
+        li.setAttribute("role", "option");
+        li.setAttribute("aria-selected", row.selected ? "true" : "false");
+        li.textContent = row.label;
+        if (row.detail) {
+          const small = document.createElement("span");
+          small.className = "muted";
+          small.textContent = ` ${row.detail}`;
+          li.append(small);
+        }
+        li.addEventListener("mousedown", (event) => event.preventDefault());
+        li.addEventListener("click", () => { row.choose(); refresh(); ui.input.focus(); });
+        ui.list.append(li);
+      });
+      if (!rows.length) {
+        const li = document.createElement("li");
+        li.className = "picker-empty muted";
+        li.textContent = field.dataset.emptyLabel || "—";
+        ui.list.append(li);
+      }
+      if (active >= 0) {
+        ui.input.setAttribute("aria-activedescendant", `${ui.list.id}-${active}`);
+        const current = ui.list.children[active];
+        if (current && current.scrollIntoView) current.scrollIntoView({ block: "nearest" });
+      }
+    }
+    async function refresh() {
+      rows = await rowsFor(ui.input.value.trim());
+      active = Math.min(active, rows.length - 1);
+      ui.list.hidden = false;
+      ui.input.setAttribute("aria-expanded", "true");
+      paint();
+    }
+    ui.input.addEventListener("focus", refresh);
+    ui.input.addEventListener("input", () => { active = 0; refresh(); });
+    ui.input.addEventListener("blur", close);
+    ui.input.addEventListener("keydown", (event) => {
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        event.preventDefault();
+        if (ui.list.hidden) { refresh(); return; }
+        const step = event.key === "ArrowDown" ? 1 : -1;
+        active = rows.length ? (active + step + rows.length) % rows.length : -1;
+        paint();
+      } else if (event.key === "Enter") {
+        event.preventDefault();
+        if (!ui.list.hidden && rows[active]) { rows[active].choose(); refresh(); }
+      } else if (event.key === "Escape") {
+        close();
+      } else if (event.key === "Backspace" && !ui.input.value) {
+        const buttons = ui.chips.querySelectorAll(".picker-remove");
+        if (buttons.length) buttons[buttons.length - 1].click();
+      }
+    });
+    return { refresh, close };
+  }
+
+  function changed(field) {
+    field.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function setupSelectPicker(select) {
+    if (select.dataset.pickerReady) return;
+    select.dataset.pickerReady = "1";
+    const ui = pickerShell(select);
+    const removeLabel = select.dataset.removeLabel || "Remove";
+    const options = () => Array.from(select.options).filter((o) => o.value !== "");
+    function paintChips() {
+      ui.chips.replaceChildren(...options().filter((o) => o.selected).map((o) => chip(o.text, removeLabel, () => {
+        o.selected = false;
+        if (!select.multiple) select.value = "";
+        changed(select);
+        paintChips();
+        ui.input.focus();
+      })));
+    }
+    function choose(option) {
+      if (select.multiple) {
+        option.selected = !option.selected;
+      } else {
+        select.value = option.selected ? "" : option.value;
+        ui.input.value = "";
+      }
+      changed(select);
+      paintChips();
+    }
+    pickerList(ui, select, async (query) => {
+      const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+      return options()
+        .filter((o) => {
+          const haystack = `${o.text} ${o.dataset.search || ""}`.toLowerCase();
+          return words.every((w) => haystack.includes(w));
+        })
+        .map((o) => ({ label: o.text, selected: o.selected, choose: () => choose(o) }));
+    });
+    paintChips();
+  }
+
+  function setupRemotePicker(field) {
+    if (field.dataset.pickerReady) return;
+    field.dataset.pickerReady = "1";
+    const ui = pickerShell(field);
+    const removeLabel = field.dataset.removeLabel || "Remove";
+    const chosen = () => field.value.split(/[\s,]+/).filter(Boolean);
+    function store(uids) {
+      field.value = uids.join(" ");
+      changed(field);
+      paintChips();
+    }
+    function paintChips() {
+      ui.chips.replaceChildren(...chosen().map((uid) => chip(uid, removeLabel, () => {
+        store(chosen().filter((u) => u !== uid));
+        ui.input.focus();
+      })));
+    }
+    pickerList(ui, field, async (query) => {
+      if (!query) return [];
+      let results = [];
+      try {
+        const response = await fetch(field.dataset.pickerRemote + encodeURIComponent(query), {
+          headers: { Accept: "application/json" },
+          credentials: "same-origin",
+        });
+        if (response.ok) results = (await response.json()).results || [];
+      } catch (error) {
+        results = [];
+      }
+      return results.map((item) => {
+        const content = item.content || {};
+        const version = content.en || content.zh || {};
+        const text = (version.context || version.prompt || version.question || "").slice(0, 80);
+        const uids = chosen();
+        return {
+          label: item.uid,
+          detail: text,
+          selected: uids.includes(item.uid),
+          choose: () => store(uids.includes(item.uid) ? uids.filter((u) => u !== item.uid) : [...uids, item.uid]),
+        };
+      });
+    });
+    paintChips();
+  }
+
+  function setupPickers(root) {
+    root.querySelectorAll("select[data-picker]").forEach(setupSelectPicker);
+    root.querySelectorAll("input[data-picker-remote]").forEach(setupRemotePicker);
+  }
+  document.addEventListener("htmx:load", (event) => setupPickers(event.target));
+
+  // A form marked data-confirm asks before it is sent (closing, cancelling, freezing cannot be undone).
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (form && form.dataset && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
+  });
+
   document.addEventListener("DOMContentLoaded", () => {
     widths(document);
+    setupPickers(document);
     const label = document.getElementById("label-form");
     if (label) setupLabel(label);
     const review = document.getElementById("review-form");

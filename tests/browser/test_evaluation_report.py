@@ -37,7 +37,7 @@ def test_researcher_reads_the_report_and_drills_down_to_raw_judge_output(
     sign_in(page, live_server, researcher)
     page.goto(f"{live_server.url}/evaluation/{run.pk}/")
     expect(page.locator("#leaderboard")).to_contain_text("M01")
-    expect(page.locator(".figure svg").first).to_be_visible()
+    expect(page.locator(".figure img").first).to_be_visible()
     expect(page.locator("#ratings")).to_contain_text("overall")
     page.locator("#leaderboard a", has_text="M01").first.click()
     expect(page.locator("h1")).to_contain_text("Evidence")

@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from items.models import Benchmark
 from labelling import services as comparisons
-from labelling.models import ExpertLabel, LabelAssignment
+from labelling.models import ExpertLabel, LabelAssignment, LabelChange
 from tests.browser.test_item_edit import sign_in
 from tests.factories import make_item
 
@@ -42,3 +42,25 @@ def test_expert_labels_two_comparisons_with_the_keyboard(page, live_server, taxo
     assert label.score == (3 if first.shown_order == "AB" else -3)
     assert label.rationale == "Names the feeling." and label.seconds_spent is not None
     assert ExpertLabel.objects.filter(score=0).count() == 1
+
+    # Undo: back to the tie just given, change it to "right ++", and continue where the queue left off.
+    third_url = page.url
+    page.click("#label-back")
+    expect(page.locator("#label-existing")).to_be_visible()
+    expect(page.locator("#winner-tie")).to_be_checked()
+    tied = LabelAssignment.objects.get(pk=int(page.url.rstrip("/").rsplit("/", 1)[1]))
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("2")
+    page.keyboard.press("Enter")
+    expect(page.locator("#progress-text")).to_have_text("2 / 3")
+    assert page.url == third_url
+    relabelled = ExpertLabel.objects.get(assignment=tied)
+    assert relabelled.score == (-2 if tied.shown_order == "AB" else 2)
+    change = LabelChange.objects.get(label=relabelled)
+    assert change.old_score == 0 and change.new_score == relabelled.score and change.seconds_spent is not None
+
+    # Skip: the last open comparison is put aside and, being the only one left, comes back.
+    page.click("#label-skip")
+    expect(page.locator("#progress-text")).to_have_text("2 / 3")
+    assert page.url == third_url
+    assert LabelAssignment.objects.get(pk=int(third_url.rstrip("/").rsplit("/", 1)[1])).skipped_at is not None

@@ -22,7 +22,7 @@ def test_report_page_downloads_and_selection_through_the_ui(
     client = login(researcher)
     assert client.post(f"/calibration/runs/{run.pk}/report/").status_code == 302
     html = client.get(f"/calibration/runs/{run.pk}/").content.decode()
-    assert "<svg" in html and "Suggested primary judge" in html and "careful" in html
+    assert 'src="data:image/svg+xml;base64,' in html and "Suggested primary judge" in html and "careful" in html
     csv_text = client.get(f"/calibration/runs/{run.pk}/report.csv").content.decode()
     assert csv_text.splitlines()[0].startswith("stratum,rater,alpha")
     assert "\\begin{tabular}" in client.get(f"/calibration/runs/{run.pk}/report.tex").content.decode()

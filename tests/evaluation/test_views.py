@@ -12,8 +12,8 @@ def test_report_page_drill_down_and_command(frozen_release, primary, make_endpoi
     )
     client = login(researcher)
     html = client.get(f"/evaluation/{run.pk}/").content.decode()
-    assert "<svg" in html and "Leaderboard" in html and "M01" in html
-    assert client.get(f"/evaluation/{run.pk}/files/scatter.svg").content.startswith(b"<svg")
+    assert 'src="data:image/svg+xml;base64,' in html and "Leaderboard" in html and "M01" in html
+    assert b"<svg" in client.get(f"/evaluation/{run.pk}/files/scatter.svg").content
     assert b"\\begin{tabular}" in client.get(f"/evaluation/{run.pk}/files/leaderboard.tex").content
     assert client.get(f"/evaluation/{run.pk}/files/scatter.png").content.startswith(b"\x89PNG")
     assert client.get(f"/evaluation/{run.pk}/files/ratings.pdf").content.startswith(b"%PDF")
@@ -21,3 +21,24 @@ def test_report_page_drill_down_and_command(frozen_release, primary, make_endpoi
     assert "Objective answers" in drill and "Judge verdicts" in drill
     call_command("evaluation_report", str(run.pk), "--out", str(tmp_path / "out"), "--recompute")
     assert (tmp_path / "out" / "accuracy.csv").read_text().startswith("model,dimension,language")
+
+
+def test_the_run_page_sets_and_raises_the_budget(frozen_release, primary, make_endpoint, researcher, login):
+    from decimal import Decimal
+
+    from evaluation import services
+
+    run = services.evaluation_run_create(
+        name="budgeted", release=frozen_release, endpoints=[make_endpoint("sim-mcq-acc90")], languages=["en"],
+        user=researcher,
+    )
+    client = login(researcher)
+    page = client.get(f"/evaluation/{run.pk}/").content.decode()
+    assert f'action="/evaluation/{run.pk}/budget/"' in page
+    client.post(f"/evaluation/{run.pk}/budget/", {"budget": "2.5"})
+    run.refresh_from_db()
+    assert run.budget_pool.budget == Decimal("2.5")
+    refused = client.post(f"/evaluation/{run.pk}/budget/", {"budget": "-1"}, follow=True)
+    run.budget_pool.refresh_from_db()
+    assert run.budget_pool.budget == Decimal("2.5")
+    assert [str(m) for m in refused.context["messages"]]

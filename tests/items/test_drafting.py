@@ -33,7 +33,9 @@ def test_drafting_job_creates_bilingual_drafts_with_provenance(template, make_en
     )
     runner.run_work(run_id=job.llm_run_id)
     job = drafting.drafting_job_collect(job=job, user=lead)
-    assert len(job.created_uids) == 7 and job.failures == []
+    # The simulator repeats some of its few scenarios: exact repeats are skipped (and reported), never malformed.
+    duplicates = [f for f in job.failures if f.get("kind") == drafting.DUPLICATE]
+    assert len(job.created_uids) + len(duplicates) == 7 and len(duplicates) == len(job.failures)
     item = Item.objects.get(uid=job.created_uids[0])
     assert (item.origin, item.status, item.has_en, item.has_zh) == ("llm_draft", "draft", True, True)
     assert item.metadata["machine_drafted_languages"] == ["zh"]

@@ -190,7 +190,7 @@ def test_one_bad_record_means_nothing_is_imported_and_each_error_names_line_and_
 def test_malformed_json_is_reported_with_its_line(taxonomy):
     data = jsonl(record("a")) + b'{"uid": "b", \n'
     assert import_errors(data) == [
-        "line 2: line: malformed JSON: Expecting property name enclosed in double quotes at column 14"
+        "line 2: line: malformed JSON: a field name in double quotes was expected at column 14"
     ]
 
 

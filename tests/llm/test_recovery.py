@@ -153,7 +153,7 @@ def test_a_flush_that_fails_is_run_again_after_reconnecting(transactional_db, ma
     original = runner.RunWorker._flush
     failures = {"left": 3}
 
-    def flaky(self, outcomes):
+    def flaky(self, outcomes, *batches):
         if outcomes and failures["left"]:
             failures["left"] -= 1
             raise OperationalError("the connection is closed")
@@ -171,8 +171,8 @@ def test_a_commit_whose_acknowledgement_was_lost_is_not_counted_twice(
     original = runner.RunWorker._flush
     failures = {"left": 3}
 
-    def committed_but_unseen(self, outcomes):
-        result = original(self, outcomes)
+    def committed_but_unseen(self, outcomes, *batches):
+        result = original(self, outcomes, *batches)
         if outcomes and failures["left"]:
             failures["left"] -= 1
             raise OperationalError("server closed the connection unexpectedly")
@@ -206,7 +206,7 @@ def test_a_database_gone_too_long_leaves_the_run_running_for_others(
 ):
     settings.LLM_WORKER_DB_RETRY_SECONDS = 0.5
 
-    def down(self, outcomes):
+    def down(self, outcomes, *batches):
         raise OperationalError("the connection is closed")
 
     monkeypatch.setattr(runner.RunWorker, "_flush", down)

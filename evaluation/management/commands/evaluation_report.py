@@ -6,10 +6,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from evaluation import services
 from evaluation.models import EvaluationRun
 from evaluation.report import report_digest, report_directory_files
+from evaluation.report.files import dimension_names
 
 
 class Command(BaseCommand):
-    help = "Write an evaluation run's report (JSON, CSV tables, LaTeX, SVG figures) into DIR; --recompute rebuilds it."
+    help = "Write an evaluation run's report (JSON, CSV, LaTeX, SVG/PNG/PDF figures) into DIR; --recompute rebuilds it."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("run", help="run id or name")
@@ -32,6 +33,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"warning: the recomputed report differs from the stored one ({before})")
         out: Path = options["out"]
         out.mkdir(parents=True, exist_ok=True)
-        for name, data in report_directory_files(run.report).items():
+        names = dimension_names(run, run.report)
+        for name, data in report_directory_files(run.report, dimension_names=names).items():
             (out / name).write_bytes(data)
         self.stdout.write(self.style.SUCCESS(f"wrote the report of {run.name} to {out} ({report_digest(run.report)})"))

@@ -32,7 +32,8 @@ def bar(progress: dict, width: int = 30) -> str:
 
 def describe(run: Run) -> str:
     simulator = " · " + _("Simulator") if run.endpoint.is_simulator else ""
-    return f"#{run.pk} {run.name} · {run.endpoint.name}{simulator} · {run.endpoint.model} · {run.parser}"
+    mode = " · " + _("provider batches") if run.is_batch else ""
+    return f"#{run.pk} {run.name} · {run.endpoint.name}{simulator} · {run.endpoint.model} · {run.parser}{mode}"
 
 
 def follow(run: Run, stdout: OutputWrapper, *, interval: float, once: bool = False) -> Run:
@@ -54,6 +55,11 @@ def follow(run: Run, stdout: OutputWrapper, *, interval: float, once: bool = Fal
         stdout.write("")
     if run.error:
         stdout.write(_("Error: %(error)s") % {"error": run.error})
+    if run.status == Run.Status.PAUSED and run.pause_reason == Run.PauseReason.BUDGET:
+        stdout.write(
+            _("Paused because of the budget (%(spent)s of %(budget)s spent); raise it to resume.")
+            % {"spent": f"{run.spent:.4f}", "budget": f"{run.budget:.4f}"}
+        )
     return run
 
 

@@ -27,6 +27,11 @@ class Command(BaseCommand):
         parser.add_argument("--retry-after-ms", type=int, default=1000, help="Wait a 429 asks for.")
         parser.add_argument("--hang-seconds", type=float, default=300.0, help="How long a timeout fault hangs.")
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--batch-delay-ms", type=float, default=1000.0, help="When a batch completes.")
+        parser.add_argument("--batch-error-rate", type=float, default=0.0, help="Share of batch requests that fail.")
+        parser.add_argument(
+            "--batch-expire-rate", type=float, default=0.0, help="Share of batches that expire half answered."
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         config = SimulatorConfig(
@@ -41,6 +46,9 @@ class Command(BaseCommand):
             retry_after_ms=options["retry_after_ms"],
             hang_seconds=options["hang_seconds"],
             seed=options["seed"],
+            batch_delay_ms=options["batch_delay_ms"],
+            batch_error_rate=options["batch_error_rate"],
+            batch_expire_rate=options["batch_expire_rate"],
         )
         asyncio.run(self._serve(config))
 

@@ -1,0 +1,288 @@
+"""REST API for evaluation runs under /api/evaluation/: create, estimate, start, pause, resume, cancel, budget,
+progress, report, files, drill-down.
+
+Same permission as the pages (``run_evaluation``): runs tie responses to model codes and endpoints, so those who
+label responses blind never reach them.
+"""
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from core.permissions import api_permission
+from core.routing import app_router
+from evaluation import selectors, services
+from evaluation.api_support import (
+    evaluation_run_pause,
+    evaluation_run_progress,
+    evaluation_run_resume,
+    evaluation_runs_with_models,
+)
+from evaluation.models import EvaluationRun
+from evaluation.report import report_file, report_files_names
+from evaluation.serializers import (
+    BudgetSerializer,
+    EstimateSerializer,
+    EvaluationProgressSerializer,
+    EvaluationRunCreateSerializer,
+    EvaluationRunDetailSerializer,
+    EvaluationRunSerializer,
+    EvidenceSerializer,
+)
+from evaluation.services.runs import evaluation_budget_set
+from evaluation.views import BLIND
+
+RUN_EVALUATION = "evaluation.run_evaluation"
+
+
+def not_ready() -> Response:
+    return Response(
+        {"detail": _("The report is not ready yet."), "code": "report_not_ready"}, status=status.HTTP_409_CONFLICT
+    )
+
+
+class FileSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    url = serializers.URLField(help_text="Where to download it.")
+
+
+class FilesSerializer(serializers.Serializer):
+    files = FileSerializer(many=True)
+
+
+class EvaluationRunViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
+    """Evaluation runs of models under test on a frozen release, with the primary judge."""
+
+    serializer_class = EvaluationRunSerializer
+    queryset = EvaluationRun.objects.none()
+    permission_classes = [api_permission(RUN_EVALUATION, why=BLIND)]
+
+    def get_queryset(self):  # noqa: ANN201
+        runs = evaluation_runs_with_models()
+        params = self.request.query_params
+        if params.get("phase"):
+            runs = runs.filter(phase=params["phase"])
+        if params.get("release"):
+            runs = runs.filter(release_id=params["release"])
+        return runs
+
+    def get_serializer_class(self):  # noqa: ANN201
+        return EvaluationRunSerializer if self.action == "list" else EvaluationRunDetailSerializer
+
+    def _run(self, pk: str | None) -> EvaluationRun:
+        return get_object_or_404(EvaluationRun, pk=pk)
+
+    def _detail(self, run: EvaluationRun, code: int = status.HTTP_200_OK) -> Response:
+        fresh = get_object_or_404(evaluation_runs_with_models(), pk=run.pk)
+        return Response(EvaluationRunDetailSerializer(fresh).data, status=code)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("phase", str, enum=EvaluationRun.Phase.values, description="filter by phase"),
+            OpenApiParameter("release", int, description="filter by release id"),
+        ]
+    )
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(
+        request=EvaluationRunCreateSerializer,
+        responses={201: EvaluationRunDetailSerializer},
+        examples=[
+            OpenApiExample(
+                "Plan a run",
+                request_only=True,
+                value={"name": "study-1", "release": 4, "endpoints": [2, 5], "languages": ["en", "zh"], "seed": 0},
+            )
+        ],
+    )
+    def create(self, request: Request) -> Response:
+        """Plan a run (not started: read its estimate, then start it). The judge defaults to the primary judge."""
+        payload = EvaluationRunCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = dict(payload.validated_data)
+        data["endpoints"] = list(data["endpoints"])
+        data["languages"] = sorted(set(data["languages"]))
+        run = services.evaluation_run_create(**data, user=request.user)
+        return self._detail(run, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        responses=EstimateSerializer,
+        examples=[
+            OpenApiExample(
+                "Estimate",
+                response_only=True,
+                value={
+                    "response_calls": 960,
+                    "response_cost": "0.41200000",
+                    "judge_calls_round_robin": 240,
+                    "judge_cost_round_robin": "1.92000000",
+                    "total_cost": "2.33200000",
+                },
+            )
+        ],
+    )
+    @action(detail=True, methods=["get"])
+    def estimate(self, request: Request, pk: str | None = None) -> Response:
+        """The calls and money of the responses and of round-robin judging, as the page shows before Start."""
+        return Response(EstimateSerializer(services.evaluation_estimate(run=self._run(pk))).data)
+
+    @extend_schema(responses=EvaluationProgressSerializer)
+    @action(detail=True, methods=["get"])
+    def progress(self, request: Request, pk: str | None = None) -> Response:
+        """Phase, overall percentage, time left and call counts: cheap enough to poll every few seconds."""
+        return Response(EvaluationProgressSerializer(evaluation_run_progress(run=self._run(pk))).data)
+
+    @extend_schema(request=None, responses=EvaluationRunDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def start(self, request: Request, pk: str | None = None) -> Response:
+        """Start collecting responses from every model; the workers carry the run to its report."""
+        run = services.evaluation_run_start(run=self._run(pk), user=request.user)
+        return self._detail(run)
+
+    @extend_schema(request=None, responses=EvaluationRunDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def pause(self, request: Request, pk: str | None = None) -> Response:
+        """Pause the run's queued and running LLM runs (requests in flight finish)."""
+        return self._detail(evaluation_run_pause(run=self._run(pk)))
+
+    @extend_schema(request=None, responses=EvaluationRunDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, pk: str | None = None) -> Response:
+        """Queue the run's paused LLM runs again."""
+        return self._detail(evaluation_run_resume(run=self._run(pk)))
+
+    @extend_schema(
+        request=BudgetSerializer,
+        responses=EvaluationRunDetailSerializer,
+        examples=[OpenApiExample("Raise the cap", request_only=True, value={"budget": "25.00"})],
+    )
+    @action(detail=True, methods=["post"])
+    def budget(self, request: Request, pk: str | None = None) -> Response:
+        """Set, raise or remove the run's spending cap; LLM runs it paused resume when it is raised."""
+        payload = BudgetSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        return self._detail(evaluation_budget_set(run=self._run(pk), budget=payload.validated_data["budget"]))
+
+    @extend_schema(request=None, responses=EvaluationRunDetailSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        """Cancel a running run and its LLM runs; what was collected stays."""
+        return self._detail(services.evaluation_run_cancel(run=self._run(pk)))
+
+    @extend_schema(
+        methods=["GET"],
+        request=None,
+        responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description="not ready yet")},
+        description="The report the run's page shows (leaderboard, accuracy, ratings, win rates, analyses, notes).",
+        examples=[
+            OpenApiExample(
+                "Report",
+                response_only=True,
+                value={"report_digest": "3b1f…", "finished_at": "2026-11-30T21:00:00Z", "report": {"objective": {}}},
+            )
+        ],
+    )
+    @extend_schema(
+        methods=["POST"],
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+        description="Recompute the report of a done run from its stored answers and verdicts (same data, same digest).",
+    )
+    @action(detail=True, methods=["get", "post"])
+    def report(self, request: Request, pk: str | None = None) -> Response:
+        run = self._run(pk)
+        if request.method == "POST":
+            services.evaluation_report_compute(run=run)
+            run.refresh_from_db()
+        if not run.report:
+            return not_ready()
+        return Response({"report_digest": run.report_digest, "finished_at": run.finished_at, "report": run.report})
+
+    @extend_schema(
+        request=None,
+        responses={200: FilesSerializer, 409: OpenApiResponse(description="not ready yet")},
+        examples=[
+            OpenApiExample(
+                "Files",
+                response_only=True,
+                value={
+                    "files": [
+                        {
+                            "name": "report.json",
+                            "url": "https://eistudio.example.org/api/evaluation/runs/4/files/report.json/",
+                        }
+                    ]
+                },
+            )
+        ],
+    )
+    @action(detail=True, methods=["get"])
+    def files(self, request: Request, pk: str | None = None) -> Response:
+        """The report's files, as the page lists them for download, with their addresses."""
+        run = self._run(pk)
+        if not run.report:
+            return not_ready()
+        files = [
+            {
+                "name": name,
+                "url": request.build_absolute_uri(reverse("evaluation-run-file", kwargs={"pk": run.pk, "name": name})),
+            }
+            for name in report_files_names(run.languages)
+        ]
+        return Response(FilesSerializer({"files": files}).data)
+
+    @extend_schema(
+        operation_id="evaluation_runs_file_download",
+        request=None,
+        parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="e.g. report.json")],
+        responses={
+            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            404: OpenApiResponse(description="no such file"),
+            409: OpenApiResponse(description="not ready yet"),
+        },
+    )
+    @action(detail=True, methods=["get"], url_path=r"files/(?P<name>[A-Za-z0-9_.-]+)", url_name="file")
+    def file(self, request: Request, pk: str | None = None, name: str = "") -> HttpResponse:
+        """Download one file of the report (CSV, LaTeX, SVG, PNG, PDF or JSON)."""
+        run = self._run(pk)
+        if not run.report:
+            return not_ready()
+        found = report_file(run, name)
+        if found is None:
+            return Response({"name": [_("No such file.")]}, status=status.HTTP_404_NOT_FOUND)
+        content, content_type, filename = found
+        response = HttpResponse(content, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+    @extend_schema(
+        request=None,
+        parameters=[
+            OpenApiParameter("model", str, description="model code, e.g. M01"),
+            OpenApiParameter("dimension", str, description="dimension code"),
+            OpenApiParameter("language", str, enum=["en", "zh"]),
+        ],
+        responses=EvidenceSerializer,
+    )
+    @action(detail=True, methods=["get"])
+    def drill(self, request: Request, pk: str | None = None) -> Response:
+        """The answers, open responses, verdicts and raw judge outputs behind a cell of the report."""
+        run = self._run(pk)
+        filters = {key: request.query_params.get(key) or None for key in ("model", "dimension", "language")}
+        evidence = selectors.evaluation_run_evidence(run=run, **filters)
+        return Response(EvidenceSerializer({"filters": filters, **evidence}).data)
+
+
+# The router mounted at /api/evaluation/ (config/urls.py): its routes for those who may run evaluations.
+router = app_router("evaluation", default=RUN_EVALUATION)
+router.register("runs", EvaluationRunViewSet, basename="evaluation-run")

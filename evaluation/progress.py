@@ -1,0 +1,125 @@
+"""Where an evaluation run stands: its phase, an overall percentage and the time left, for the run page and the API."""
+
+from django.db.models import Count, Min, Q, Sum
+from django.utils import timezone
+
+from evaluation.models import EvaluationLLMRun, EvaluationRun
+from llm.models import Run
+
+RUNNING_PHASES = (EvaluationRun.Phase.RESPONSES, EvaluationRun.Phase.JUDGING)
+FINISHED_PHASES = (EvaluationRun.Phase.DONE, EvaluationRun.Phase.CANCELLED)
+# Share of the overall bar given to collecting responses when judging follows; judging gets the rest.
+RESPONSES_SHARE = 0.5
+
+
+def _expects_judging(run: EvaluationRun, models: int) -> bool:
+    return bool(run.judge_id) and models >= 2
+
+
+def overall_percent(
+    *, phase: str, responses: tuple[int, int], judging: tuple[int, int], expects_judging: bool
+) -> float:
+    """Return the run's overall percentage from (processed, planned) calls of each phase.
+
+    Collecting responses fills the first half of the bar when judging follows (all of it otherwise); judging
+    fills the second half. How many judge calls a phase will need is known only once it starts, so the bar moves
+    by phase, never backwards.
+    """
+    if phase == EvaluationRun.Phase.DONE:
+        return 100.0
+    if phase == EvaluationRun.Phase.DRAFT:
+        return 0.0
+
+    def fraction(pair: tuple[int, int]) -> float:
+        processed, planned = pair
+        return min(processed / planned, 1.0) if planned else 0.0
+
+    share = RESPONSES_SHARE if expects_judging else 1.0
+    if phase == EvaluationRun.Phase.JUDGING or (phase == EvaluationRun.Phase.CANCELLED and judging[1]):
+        percent = share + (1 - share) * fraction(judging) if expects_judging else fraction(responses)
+    else:
+        percent = share * fraction(responses)
+    return round(100.0 * min(percent, 0.999), 1)
+
+
+def estimate_seconds_left(*, percent: float, elapsed_seconds: float | None) -> int | None:
+    """Return the time left at the pace so far, or None before anything is measurable."""
+    if elapsed_seconds is None or elapsed_seconds <= 0 or percent <= 0 or percent >= 100:
+        return None
+    return int(elapsed_seconds * (100.0 - percent) / percent)
+
+
+def run_progress(run: EvaluationRun, *, models: int | None = None) -> dict:
+    """Return the run's phase, overall percentage, estimated seconds left, whether it is done, and call counts.
+
+    Two queries, whatever the size of the run: the run's LLM runs summed per kind, and its number of models (one
+    when the caller gives ``models``, the number it has read already).
+    ``counts`` holds planned, done, cached, failed and remaining calls over every LLM run started so far, and the
+    same per kind (``responses``/``probe`` and ``judging``) under ``by_kind``.
+    """
+    rows = (
+        EvaluationLLMRun.objects.filter(run=run)
+        .values("kind")
+        .annotate(
+            planned=Sum("llm_run__planned"),
+            done=Sum("llm_run__done"),
+            cached=Sum("llm_run__cached"),
+            failed=Sum("llm_run__failed"),
+            runs=Count("id"),
+            collected=Count("id", filter=Q(collected=True)),
+            unfinished=Count("id", filter=~Q(llm_run__status__in=Run.FINISHED)),
+            started=Min("llm_run__started_at"),
+        )
+        .order_by()
+    )
+    by_kind: dict[str, dict] = {}
+    started = None
+    for row in rows:
+        planned, done, failed = row["planned"] or 0, row["done"] or 0, row["failed"] or 0
+        by_kind[row["kind"]] = {
+            "planned": planned,
+            "done": done,
+            "cached": row["cached"] or 0,
+            "failed": failed,
+            "remaining": max(planned - done - failed, 0),
+            "runs": row["runs"],
+            "collected": row["collected"],
+            "unfinished": row["unfinished"],
+        }
+        if row["started"] and (started is None or row["started"] < started):
+            started = row["started"]
+    totals = {
+        key: sum(kind[key] for kind in by_kind.values())
+        for key in ("planned", "done", "cached", "failed", "remaining", "runs", "collected", "unfinished")
+    }
+    models = run.models.count() if models is None else models
+
+    def pair(*kinds: str) -> tuple[int, int]:
+        processed = sum(by_kind[k]["done"] + by_kind[k]["failed"] for k in kinds if k in by_kind)
+        return processed, sum(by_kind[k]["planned"] for k in kinds if k in by_kind)
+
+    responses = pair(EvaluationLLMRun.Kind.RESPONSES, EvaluationLLMRun.Kind.PROBE)
+    judging = pair(EvaluationLLMRun.Kind.JUDGING)
+    percent = overall_percent(
+        phase=run.phase, responses=responses, judging=judging, expects_judging=_expects_judging(run, models)
+    )
+    eta_seconds = None
+    if run.phase in RUNNING_PHASES:
+        elapsed = (timezone.now() - started).total_seconds() if started else None
+        eta_seconds = estimate_seconds_left(percent=percent, elapsed_seconds=elapsed)
+    return {
+        "phase": run.phase,
+        "phase_label": str(run.get_phase_display()),
+        "running": run.phase in RUNNING_PHASES,
+        "done": run.phase == EvaluationRun.Phase.DONE,
+        "finished": run.phase in FINISHED_PHASES,
+        "percent": percent,
+        "eta_seconds": eta_seconds,
+        # Every LLM run of the phase finished but not yet collected: the collector has not caught up (or failed).
+        "awaiting_collection": run.phase in RUNNING_PHASES
+        and totals["runs"] > 0
+        and totals["unfinished"] == 0
+        and totals["collected"] < totals["runs"],
+        "has_report": run.report is not None,
+        "counts": {**totals, "by_kind": by_kind},
+    }

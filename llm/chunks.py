@@ -1,0 +1,588 @@
+"""The database side of a worker's work on a run: lease chunks, reserve budget, record batches, store outcomes.
+
+``llm.runner.RunWorker`` runs the event loop and sends the requests; every database step it takes is a method of
+``ChunkStore`` here, run in the worker's one database thread (see ``llm.runner`` for leases, fencing, exactly-once
+billing, batches and budgets).
+"""
+
+import asyncio
+import dataclasses
+import functools
+import logging
+import signal
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from llm import batches, limits, parsers, recovery
+from llm.bulk import update_rows
+from llm.calls import request_max_cost
+from llm.executor import CallOutcome, CallSpec, EndpointConfig
+from llm.leases import FlushResult, Lease
+from llm.lifecycle import run_transition
+from llm.models import BudgetPool, LLMCall, Run, RunBatch, RunChunk, RunItem
+from llm.recording import (
+    CALL_OUTCOME_FIELDS,
+    CallState,
+    json_safe,
+    merge_outcome,
+    outcome_cost,
+    parse_cached,
+)
+
+logger = logging.getLogger("llm.runner")
+
+TICK_SECONDS = 0.05
+# A request that failed in this many batches of a run set to re-batch failures is sent live instead.
+MAX_BATCH_ATTEMPTS = 3
+NOTHING = Decimal("0.00000001")
+
+
+class ChunkStore:
+    """The database steps of one task's work on one run (always run in the worker's database thread)."""
+
+    def __init__(self, run: Run, config: EndpointConfig, owner: str) -> None:
+        self.run_id = run.pk
+        self.endpoint = run.endpoint
+        self.parser_name = run.parser
+        self.parser = parsers.get(run.parser)
+        self.max_parse_retries = run.max_parse_retries
+        self.batch_mode = run.mode == Run.Mode.BATCH
+        self.batch_fallback = run.batch_fallback
+        # A budget shared with other runs (an evaluation run's), reserved and spent along with the run's own.
+        self.pool_id = run.budget_pool_id
+        pool_budget = BudgetPool.objects.filter(pk=self.pool_id).values_list("budget", flat=True).first()
+        self.budgeted = run.budget is not None or pool_budget is not None
+        self.poll_seconds = settings.LLM_BATCH_POLL_SECONDS
+        # The most each live request in flight may cost, reserved on its chunk and the run: {(chunk, call): cost}.
+        self.reservations: dict[tuple[int, int], Decimal] = {}
+        self.reserve_lock = asyncio.Lock()
+        self.stopping = False
+        self.config = config
+        self.owner = owner
+        self.lease_seconds = settings.LLM_LEASE_SECONDS
+        self.flush_seconds = settings.LLM_FLUSH_SECONDS
+        self.leases: dict[int, Lease] = {}
+        self.lost: set[int] = set()
+        self.calls: dict[int, CallState] = {}
+        self.succeeded_here = 0
+        self.stop_requested = False
+        self.previous_handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-db")
+        # After a flush that failed, its commit may still have happened: the next flush checks what it stored.
+        self.verify_next_flush = False
+        self.gate = limits.SharedGate(
+            limit=config.max_concurrency,
+            rpm=config.rpm_limit,
+            lease_seconds=self.lease_seconds,
+            hold=self._hold_slots,
+            reserve=self._reserve_starts,
+        )
+
+    # --- database side (always in the db thread) ------------------------------------------------------------
+
+    def _claimable(self, now: object) -> Q:
+        return Q(status=RunChunk.Status.PENDING) | Q(status=RunChunk.Status.LEASED, lease_expires_at__lt=now)
+
+    def claim(self) -> tuple[Lease, list[CallSpec]] | None:
+        """Lease the next available chunk and prepare it: cache hits are stored at once, the rest returned.
+
+        If the database fails, the chunk is forgotten here; should its lease have been committed after all, the
+        lease expires unrenewed and the chunk is claimed again.
+        """
+        before = set(self.leases)
+        try:
+            return self._claim()
+        except recovery.DATABASE_ERRORS:
+            for chunk_id in set(self.leases) - before:
+                del self.leases[chunk_id]
+            raise
+
+    def _claim(self) -> tuple[Lease, list[CallSpec]] | None:
+        with transaction.atomic():
+            now = timezone.now()
+            if not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).exists():
+                return None
+            chunks = RunChunk.objects.filter(run_id=self.run_id).filter(self._claimable(now)).order_by("number")
+            claimed = None
+            reserved = Decimal("0")
+            if connection.features.has_select_for_update_skip_locked:
+                chunk = chunks.select_for_update(skip_locked=True).first()
+                if chunk is not None:
+                    RunChunk.objects.filter(pk=chunk.pk).update(
+                        status=RunChunk.Status.LEASED,
+                        lease_owner=self.owner,
+                        lease_expires_at=now + timedelta(seconds=self.lease_seconds),
+                        claims=F("claims") + 1,
+                        reserved=Decimal("0"),
+                    )
+                    claimed, reserved = (chunk.pk, chunk.claims + 1), chunk.reserved
+            else:
+                for chunk_id, claims, held in chunks.values_list("pk", "claims", "reserved")[:8]:
+                    updated = (
+                        RunChunk.objects.filter(pk=chunk_id, claims=claims)
+                        .filter(self._claimable(now))
+                        .update(
+                            status=RunChunk.Status.LEASED,
+                            lease_owner=self.owner,
+                            lease_expires_at=now + timedelta(seconds=self.lease_seconds),
+                            claims=claims + 1,
+                            reserved=Decimal("0"),
+                        )
+                    )
+                    if updated:
+                        claimed, reserved = (chunk_id, claims + 1), held
+                        break
+            if claimed is None:
+                return None
+            if reserved:
+                # The previous holder's live requests in flight are abandoned: their reservation goes with them.
+                Run.objects.filter(pk=self.run_id).update(reserved=F("reserved") - reserved)
+                self._pool_update(reserved=F("reserved") - reserved)
+            return self._prepare(*claimed, now=now)
+
+    def _prepare(self, chunk_id: int, token: int, *, now: object) -> tuple[Lease, list[CallSpec]]:
+        items = list(
+            RunItem.objects.filter(chunk_id=chunk_id, status=RunItem.Status.PENDING).values(
+                "pk", "request_hash", "hints", "call_id"
+            )
+        )
+        by_hash: dict[str, list[dict]] = {}
+        for item in items:
+            by_hash.setdefault(item["request_hash"], []).append(item)
+        calls = {c["request_hash"]: c for c in self._calls(list(by_hash))}
+        missing = [h for h in by_hash if h not in calls]
+        if missing:
+            fresh = Run.objects.values_list("fresh", flat=True).get(pk=self.run_id)
+            requests = dict(
+                RunItem.objects.filter(chunk_id=chunk_id, request_hash__in=missing).values_list(
+                    "request_hash", "request"
+                )
+            )
+            LLMCall.objects.bulk_create(
+                [LLMCall(endpoint=self.endpoint, request_hash=h, request=requests[h], fresh=fresh) for h in missing],
+                ignore_conflicts=True,
+            )
+            calls.update({c["request_hash"]: c for c in self._calls(missing)})
+        lease = Lease(chunk_id=chunk_id, token=token, pending=0)
+        specs: list[CallSpec] = []
+        updates: list[dict] = []
+        n_cached = n_failed = 0
+        for digest, group in by_hash.items():
+            call = calls[digest]
+            self.calls[call["pk"]] = CallState(
+                call_id=call["pk"],
+                sends=call["sends"],
+                retries=call["retries"],
+                input_tokens=call["input_tokens"],
+                output_tokens=call["output_tokens"],
+                cost=call["cost"],
+                attempts=list(call["attempts"] or []),
+            )
+            item_ids = [item["pk"] for item in group]
+            parse_retries = self.max_parse_retries
+            if call["status"] == LLMCall.Status.SUCCEEDED:
+                result, problem = parse_cached(self.parser, call["response_text"], call["response_json"])
+                if not problem or parse_retries == 0:
+                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
+                    updates += [
+                        {"pk": i, "call": call["pk"], "status": status, "cached": not problem, "result": result}
+                        | {"error": problem, "finished_at": now}
+                        for i in item_ids
+                    ]
+                    n_failed += len(item_ids) if problem else 0
+                    n_cached += 0 if problem else len(item_ids)
+                    continue
+                parse_retries -= 1
+            updates += [
+                {"pk": item["pk"], "call": call["pk"], "status": RunItem.Status.PENDING, "cached": False}
+                | {"result": None, "error": "", "finished_at": None}
+                for item in group
+                if item["call_id"] != call["pk"]
+            ]
+            lease.items_by_call[call["pk"]] = item_ids
+            lease.pending += 1
+            specs.append(
+                CallSpec(
+                    ident=(chunk_id, call["pk"]),
+                    request=call["request"],
+                    call_hash=digest,
+                    first_send=call["sends"],
+                    hints=group[0]["hints"] or {},
+                    parser=self.parser,
+                    max_parse_retries=parse_retries,
+                )
+            )
+        update_rows(RunItem, updates, ["call", "status", "cached", "result", "error", "finished_at"])
+        if n_cached or n_failed:
+            Run.objects.filter(pk=self.run_id).update(
+                done=F("done") + n_cached,
+                cached=F("cached") + n_cached,
+                failed=F("failed") + n_failed,
+                heartbeat_at=now,
+            )
+        if lease.pending == 0:
+            self._finish_chunk(chunk_id, now)
+        else:
+            self.leases[chunk_id] = lease
+            if self.batch_mode:
+                self._plan_batches(lease, specs)
+        return lease, specs
+
+    def _plan_batches(self, lease: Lease, specs: list[CallSpec]) -> None:
+        """Give each request to the latest open batch of its chunk that holds it; the rest need a batch (or live)."""
+        rows = list(
+            RunBatch.objects.filter(chunk_id=lease.chunk_id)
+            .order_by("attempt")
+            .values("pk", "attempt", "key", "status", "requests", "provider_batch_id")
+        )
+        lease.next_attempt = max((row["attempt"] for row in rows), default=0) + 1
+        lease.batched_before = any(row["status"] not in RunBatch.OPEN for row in rows)
+        by_call = {spec.ident[1]: spec for spec in specs}
+        owner: dict[int, dict] = {}
+        for row in rows:
+            if row["status"] in RunBatch.OPEN:
+                for call_id in row["requests"].values():
+                    if call_id in by_call:
+                        owner[call_id] = row
+        groups: dict[int, tuple[dict, list[CallSpec]]] = {}
+        for call_id, spec in by_call.items():
+            row = owner.get(call_id)
+            if row is None:
+                lease.unbatched.append(spec)
+            else:
+                groups.setdefault(row["pk"], (row, []))[1].append(spec)
+        lease.open_batches = list(groups.values())
+        # An open batch none of whose requests is pending any more was stored already: nothing to follow.
+        stale = [row["pk"] for row in rows if row["status"] in RunBatch.OPEN and row["pk"] not in groups]
+        if stale:
+            self._batches_close([(pk, RunBatch.Status.COMPLETED) for pk in stale], now=timezone.now())
+
+    def _batches_close(self, finished: list[tuple[int, str]], *, now: object) -> None:
+        """Mark batches finished and give back what they had reserved on the run."""
+        pks = [pk for pk, _status in finished]
+        open_rows = RunBatch.objects.filter(pk__in=pks, status__in=RunBatch.OPEN)
+        released = sum(open_rows.values_list("reserved", flat=True), Decimal("0"))
+        for pk, status in finished:
+            RunBatch.objects.filter(pk=pk, status__in=RunBatch.OPEN).update(
+                status=status, reserved=Decimal("0"), finished_at=now
+            )
+        if released:
+            Run.objects.filter(pk=self.run_id).update(reserved=F("reserved") - released)
+            self._pool_update(reserved=F("reserved") - released)
+
+    def _pool_update(self, **values: object) -> None:
+        if self.pool_id is not None:
+            BudgetPool.objects.filter(pk=self.pool_id).update(**values)
+
+    # --- budgets and batches (database side) --------------------------------------------------------------------
+
+    def _lease_is_mine(self, chunk_id: int, token: int) -> bool:
+        return RunChunk.objects.filter(
+            pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=token
+        ).exists()
+
+    def _reserve_on_run(self, amount: Decimal) -> bool:
+        """Reserve ``amount`` on the run and its shared budget if both have room (in the caller's transaction)."""
+        fits = Q(budget__isnull=True) | Q(budget__gte=F("spent") + F("reserved") + amount)
+        if not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).filter(fits).update(
+            reserved=F("reserved") + amount
+        ):
+            return False
+        if self.pool_id is not None and not BudgetPool.objects.filter(pk=self.pool_id).filter(fits).update(
+            reserved=F("reserved") + amount
+        ):
+            transaction.set_rollback(True)
+            return False
+        return True
+
+    def _budget_blocked(self) -> str:
+        """Say why a reservation did not fit: "stopped", "wait" (others hold reservations) or "paused" (now)."""
+        with transaction.atomic():
+            run = Run.objects.select_for_update().only("status", "reserved").get(pk=self.run_id)
+            if run.status != Run.Status.RUNNING:
+                return "stopped"
+            pool_reserved = (
+                BudgetPool.objects.filter(pk=self.pool_id).values_list("reserved", flat=True).first()
+                if self.pool_id is not None
+                else None
+            ) or Decimal("0")
+            if run.reserved >= NOTHING or pool_reserved >= NOTHING:
+                return "wait"
+            run_transition(run_id=self.run_id, to=Run.Status.PAUSED, pause_reason=Run.PauseReason.BUDGET)
+            logger.warning("Run %s: paused, the next request could exceed the budget", self.run_id)
+            return "paused"
+
+    def reserve(self, chunk_id: int, token: int, amount: Decimal) -> str:
+        """Reserve a live request's most possible cost on its chunk and the run: "ok", or why not."""
+        with transaction.atomic():
+            if not self._lease_is_mine(chunk_id, token):
+                return "lost"
+            reserved = self._reserve_on_run(amount)
+            if reserved:
+                RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") + amount)
+        return "ok" if reserved else self._budget_blocked()
+
+    def batch_begin(self, chunk_id: int, token: int, specs: list[CallSpec], attempt: int) -> tuple[str, dict | None]:
+        """Record a batch ("creating", with its requests) and reserve its estimated cost before the provider sees it."""
+        price_input, price_output = self.endpoint.prices(batch=True)
+        amount = sum(
+            (request_max_cost(s.request, price_input=price_input, price_output=price_output) for s in specs),
+            Decimal("0"),
+        )
+        row = None
+        with transaction.atomic():
+            if not self._lease_is_mine(chunk_id, token):
+                return "lost", None
+            if self._reserve_on_run(amount):
+                row = RunBatch.objects.create(
+                    run_id=self.run_id,
+                    chunk_id=chunk_id,
+                    attempt=attempt,
+                    key=f"eistudio-{self.run_id}-{chunk_id}-{attempt}-{uuid.uuid4().hex[:12]}",
+                    requests={batches.custom_id(spec): spec.ident[1] for spec in specs},
+                    reserved=amount,
+                )
+        if row is None:
+            return self._budget_blocked(), None
+        return "ok", {"pk": row.pk, "attempt": attempt, "key": row.key, "provider_batch_id": ""}
+
+    def batch_submitted(self, pk: int, provider_batch_id: str, input_file_id: str) -> None:
+        RunBatch.objects.filter(pk=pk).update(
+            status=RunBatch.Status.SUBMITTED,
+            provider_batch_id=provider_batch_id,
+            input_file_id=input_file_id,
+            submitted_at=timezone.now(),
+        )
+
+    def batch_progress(self, pk: int, batch: object) -> None:
+        counts = getattr(batch, "request_counts", None)
+        RunBatch.objects.filter(pk=pk).update(
+            provider_status=str(batch.status)[:40],
+            completed_requests=getattr(counts, "completed", 0) or 0,
+            failed_requests=getattr(counts, "failed", 0) or 0,
+            output_file_id=batch.output_file_id or "",
+            error_file_id=batch.error_file_id or "",
+        )
+
+    def _calls(self, hashes: list[str]) -> list[dict]:
+        return list(
+            LLMCall.objects.filter(endpoint=self.endpoint, request_hash__in=hashes).values(
+                "pk",
+                "request_hash",
+                "request",
+                "status",
+                "sends",
+                "retries",
+                "input_tokens",
+                "output_tokens",
+                "cost",
+                "attempts",
+                "response_text",
+                "response_json",
+            )
+        )
+
+    def _finish_chunk(self, chunk_id: int, now: object) -> None:
+        RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
+        if not RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).exists():
+            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
+
+    def flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
+        """Store outcomes and renew leases in one transaction; report the run's status and any lost leases.
+
+        If the database fails, this worker's bookkeeping is put back as it was, so that the same flush can run
+        again after reconnecting; that next flush first looks up which outcomes the failed one stored after all
+        (its commit may have succeeded unseen), so nothing is counted twice.
+        """
+        leases = {chunk_id: lease.copy() for chunk_id, lease in self.leases.items()}
+        calls = {cid: dataclasses.replace(self.calls[cid]) for cid in {o.spec.ident[1] for o in outcomes}}
+        lost, succeeded = set(self.lost), self.succeeded_here
+        try:
+            result = self._flush(outcomes, finished_batches)
+        except recovery.DATABASE_ERRORS:
+            self.leases, self.lost, self.succeeded_here = leases, lost, succeeded
+            self.calls.update(calls)
+            self.verify_next_flush = True
+            raise
+        self.verify_next_flush = False
+        for outcome in outcomes:
+            self.reservations.pop(outcome.spec.ident, None)
+        return result
+
+    def _stored_already(self, outcomes: list[CallOutcome]) -> set[int]:
+        """Return the calls among ``outcomes`` whose items are no longer pending: an unseen commit stored them."""
+        first_items = {}
+        for outcome in outcomes:
+            chunk_id, call_id = outcome.spec.ident
+            lease = self.leases.get(chunk_id)
+            item_ids = lease.items_by_call.get(call_id) if lease else None
+            if item_ids:
+                first_items[item_ids[0]] = call_id
+        stored = RunItem.objects.filter(pk__in=list(first_items)).exclude(status=RunItem.Status.PENDING)
+        return {first_items[pk] for pk in stored.values_list("pk", flat=True)}
+
+    def _flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
+        with transaction.atomic():
+            now = timezone.now()
+            expires = now + timedelta(seconds=self.lease_seconds)
+            for chunk_id, lease in list(self.leases.items()):
+                renewed = RunChunk.objects.filter(
+                    pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=lease.token
+                ).update(lease_expires_at=expires)
+                if not renewed:
+                    logger.warning(
+                        "Run %s: lease on chunk %s was taken over; dropping its results", self.run_id, chunk_id
+                    )
+                    self.lost.add(chunk_id)
+                    del self.leases[chunk_id]
+            stored = self._stored_already(outcomes) if self.verify_next_flush else set()
+            calls: list[dict] = []
+            items: list[dict] = []
+            done = failed = input_tokens = output_tokens = 0
+            spent = Decimal("0")
+            released: dict[int, Decimal] = {}
+            broken = ""
+            finished_chunks = []
+            for outcome in outcomes:
+                chunk_id, call_id = outcome.spec.ident
+                lease = self.leases.get(chunk_id)
+                if lease is None:
+                    continue
+                state = self.calls[call_id]
+                cost = outcome_cost(outcome, self.endpoint)
+                values = merge_outcome(state, outcome, cost)
+                item_ids = lease.items_by_call.pop(call_id, [])
+                lease.pending -= 1
+                if lease.pending == 0:
+                    finished_chunks.append(chunk_id)
+                if outcome.received:
+                    self.succeeded_here += 1
+                if call_id in stored:
+                    # The unseen commit stored it, and gave its reservation back.
+                    continue
+                if outcome.spec.ident in self.reservations:
+                    released[chunk_id] = released.get(chunk_id, Decimal("0")) + self.reservations[outcome.spec.ident]
+                calls.append({"pk": call_id, **values})
+                if self._endpoint_broken(outcome):
+                    # The items stay pending: once the endpoint is fixed, resuming the run sends them again.
+                    broken = broken or outcome.error
+                    lease.items_left_pending = True
+                    continue
+                if outcome.received and outcome.parsed is not False:
+                    result, problem = json_safe(outcome.result)
+                else:
+                    result, problem = None, outcome.error or "failed"
+                if item_ids:
+                    input_tokens += outcome.input_tokens
+                    output_tokens += outcome.output_tokens
+                for index, item_id in enumerate(item_ids):
+                    item_cost = cost if index == 0 else Decimal("0")
+                    spent += item_cost
+                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
+                    if problem:
+                        failed += 1
+                    else:
+                        done += 1
+                    items.append(
+                        {
+                            "pk": item_id,
+                            "status": status,
+                            "result": result,
+                            "error": problem,
+                            "cost": item_cost,
+                            "finished_at": now,
+                        }
+                    )
+            update_rows(LLMCall, calls, CALL_OUTCOME_FIELDS)
+            update_rows(RunItem, items, ["status", "result", "error", "cost", "finished_at"])
+            for chunk_id, amount in released.items():
+                RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") - amount)
+            Run.objects.filter(pk=self.run_id).update(
+                done=F("done") + done,
+                failed=F("failed") + failed,
+                spent=F("spent") + spent,
+                reserved=F("reserved") - sum(released.values(), Decimal("0")),
+                input_tokens=F("input_tokens") + input_tokens,
+                output_tokens=F("output_tokens") + output_tokens,
+                heartbeat_at=now,
+            )
+            if spent or released:
+                self._pool_update(
+                    spent=F("spent") + spent, reserved=F("reserved") - sum(released.values(), Decimal("0"))
+                )
+            # A batch is marked finished in the transaction that stores its results, and only by its chunk's holder.
+            mine = [(pk, status) for pk, chunk_id, status in finished_batches if chunk_id in self.leases]
+            if mine:
+                self._batches_close(mine, now=now)
+            if broken:
+                run_transition(run_id=self.run_id, to=Run.Status.FAILED, error=broken, finished_at=now)
+            for chunk_id in finished_chunks:
+                if not self.leases[chunk_id].items_left_pending:
+                    del self.leases[chunk_id]
+                    self._finish_chunk(chunk_id, now)
+            status, budget, pool_budget = Run.objects.values_list("status", "budget", "budget_pool__budget").get(
+                pk=self.run_id
+            )
+            self.budgeted = budget is not None or pool_budget is not None
+            return FlushResult(status=status, lost=set(self.lost))
+
+    def _endpoint_broken(self, outcome: CallOutcome) -> bool:
+        if outcome.endpoint_broken:
+            return True
+        # Unreachable before anything ever came back: the base URL is wrong, not this one request.
+        return outcome.error_kind == "connection" and self.succeeded_here == 0 and not self._run_has_replies()
+
+    def _run_has_replies(self) -> bool:
+        run = Run.objects.only("done", "cached").get(pk=self.run_id)
+        return run.done > run.cached
+
+    def release(self) -> None:
+        """Give back unfinished chunks and the endpoint's slots so that other workers can take them at once."""
+        with transaction.atomic():
+            for chunk_id, lease in self.leases.items():
+                mine = RunChunk.objects.filter(pk=chunk_id, lease_owner=self.owner, claims=lease.token)
+                held = mine.values_list("reserved", flat=True).first()
+                released = mine.exclude(status=RunChunk.Status.DONE).update(
+                    status=RunChunk.Status.PENDING, lease_owner="", lease_expires_at=None, reserved=Decimal("0")
+                )
+                if released and held:
+                    # Requests cancelled in flight: what they had reserved goes back to the run.
+                    Run.objects.filter(pk=self.run_id).update(reserved=F("reserved") - held)
+                    self._pool_update(reserved=F("reserved") - held)
+            limits.slots_release(endpoint_id=self.endpoint.pk, owner=self.owner)
+        self.leases.clear()
+
+    async def _hold_slots(self, want: int) -> int:
+        return await self._db(
+            functools.partial(
+                limits.slots_hold,
+                endpoint_id=self.endpoint.pk,
+                owner=self.owner,
+                limit=self.config.max_concurrency,
+                want=want,
+                lease_seconds=self.lease_seconds,
+            )
+        )
+
+    async def _reserve_starts(self, count: int) -> float:
+        return await self._db(
+            functools.partial(
+                limits.starts_reserve, endpoint_id=self.endpoint.pk, rpm=self.config.rpm_limit, count=count
+            )
+        )
+
+    def state(self) -> tuple[str, int]:
+        """Return the run's status and how many of its chunks are not done."""
+        status = Run.objects.values_list("status", flat=True).get(pk=self.run_id)
+        unfinished = RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).count()
+        if unfinished == 0 and status == Run.Status.RUNNING:
+            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=timezone.now())
+            status = Run.Status.DONE
+        return status, unfinished

@@ -1,0 +1,26 @@
+"""The label-efficiency benchmark runs end to end and prints the line ``make bench`` promises (small sizes)."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_prints_the_label_efficiency_ratio_with_its_interval():
+    result = subprocess.run(
+        [
+            sys.executable, "scripts/bench_label_efficiency.py", "--seeds", "12", "--per-stratum", "300",
+            "--max-per-stratum", "200", "--step", "20", "--boot", "30", "--no-demo",
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
+    )
+    line = re.search(
+        r"label efficiency: active/random labels for 95% correct choice: (\S+) \(95% bootstrap interval over seeds "
+        r"(\S+)-(\S+);",
+        result.stdout,
+    )
+    assert line, result.stdout
+    jury = r"jury \(majority vote of the 4 judges\) agreement 0\.\d+ vs best single judge 0\.\d+"
+    assert re.search(jury, result.stdout)

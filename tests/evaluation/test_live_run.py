@@ -1,0 +1,78 @@
+"""The live evaluation run page: header, actions, progress and report follow the run's phase through htmx polling."""
+
+import pytest
+
+from evaluation import services
+from evaluation.models import EvaluationRun
+from evaluation.progress import estimate_seconds_left, overall_percent, run_progress
+from tests.factories import drive_evaluation_run
+
+HTMX = {"HX-Request": "true"}
+
+
+def test_overall_percent_gives_responses_the_first_half_when_judging_follows():
+    assert overall_percent(phase="responses", responses=(5, 10), judging=(0, 0), expects_judging=True) == 25.0
+    assert overall_percent(phase="judging", responses=(10, 10), judging=(3, 4), expects_judging=True) == 87.5
+    assert overall_percent(phase="responses", responses=(5, 10), judging=(0, 0), expects_judging=False) == 50.0
+    assert overall_percent(phase="draft", responses=(0, 0), judging=(0, 0), expects_judging=True) == 0.0
+    assert overall_percent(phase="done", responses=(1, 10), judging=(0, 0), expects_judging=True) == 100.0
+
+
+def test_a_running_run_never_reads_a_hundred_percent_before_it_is_done():
+    assert overall_percent(phase="judging", responses=(10, 10), judging=(8, 8), expects_judging=True) < 100
+
+
+def test_time_left_follows_the_pace_so_far():
+    assert estimate_seconds_left(percent=25.0, elapsed_seconds=60) == 180
+    assert estimate_seconds_left(percent=0.0, elapsed_seconds=60) is None
+    assert estimate_seconds_left(percent=50.0, elapsed_seconds=None) is None
+
+
+@pytest.fixture
+def started_run(frozen_release, primary, make_endpoint, researcher):
+    run = services.evaluation_run_create(
+        name="live",
+        release=frozen_release,
+        endpoints=[make_endpoint("sim-mcq-acc90"), make_endpoint("sim-style-concise")],
+        languages=["en"],
+        user=researcher,
+    )
+    return services.evaluation_run_start(run=run, user=researcher, start=False)
+
+
+def test_run_progress_reports_phase_percent_and_counts(started_run):
+    progress = run_progress(started_run)
+    assert progress["phase"] == EvaluationRun.Phase.RESPONSES
+    assert progress["running"] and not progress["done"]
+    assert progress["percent"] == 0.0
+    assert progress["counts"]["planned"] > 0
+    assert progress["counts"]["remaining"] == progress["counts"]["planned"]
+    assert set(progress["counts"]["by_kind"]) == {"responses"}
+    drive_evaluation_run(started_run)
+    started_run.refresh_from_db()
+    done = run_progress(started_run)
+    assert done["done"] and done["percent"] == 100.0 and done["eta_seconds"] is None
+    assert done["counts"]["by_kind"]["judging"]["done"] > 0
+
+
+def test_live_part_polls_while_running_then_shows_done_and_the_report(
+    started_run, researcher, login, django_assert_max_num_queries
+):
+    client = login(researcher)
+    url = f"/evaluation/{started_run.pk}/?part=live"
+    with django_assert_max_num_queries(12):
+        running = client.get(url, headers=HTMX).content.decode()
+    assert 'id="run-live"' in running and 'hx-trigger="every 2s"' in running
+    assert "collecting responses" in running and 'id="cancel-run"' in running
+    assert "% overall" in running
+    assert 'id="leaderboard"' not in running
+    # The full page holds the same polling region, so a page opened before the run ends follows it.
+    assert 'hx-get="?part=live"' in client.get(f"/evaluation/{started_run.pk}/").content.decode()
+
+    drive_evaluation_run(started_run)
+    done = client.get(url, headers=HTMX).content.decode()
+    assert 'id="run-phase">done<' in done.replace("\n", "")
+    assert 'id="cancel-run"' not in done
+    assert "hx-trigger" not in done
+    assert 'id="leaderboard"' in done and 'class="card figure"' in done
+
