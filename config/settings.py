@@ -95,6 +95,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "core.context_processors.roles",
+                "core.context_processors.currency",
             ],
         },
     },
@@ -203,6 +204,9 @@ SPECTACULAR_SETTINGS = {
 }
 
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+# The currency every endpoint's prices are given in (ISO 4217), shown next to every cost and budget.
+PRICE_CURRENCY = os.environ.get("PRICE_CURRENCY", "USD")
 
 # Upper bounds for untrusted text: a field longer than this is refused on import and edit.
 ITEM_MAX_TEXT_CHARS = int(os.environ.get("ITEM_MAX_TEXT_CHARS", "20000"))

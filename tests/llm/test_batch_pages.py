@@ -156,3 +156,11 @@ def test_endpoints_take_batch_prices_and_a_batch_default_and_the_list_shows_them
     assert response.status_code == 400 and "price_batch_input_per_mtok" in response.json()
     html = login(researcher).get(reverse("llm:endpoint-list")).content.decode()
     assert "batch 1.00 / 4.00" in html and "batch by default" in html
+
+
+def test_costs_and_budgets_show_the_price_currency(settings, researcher, login, run):
+    settings.PRICE_CURRENCY = "EUR"
+    client = login(researcher)
+    assert "EUR per million tokens" in client.get("/llm/endpoints/").content.decode()
+    page = client.get(reverse("llm:run-detail", args=[run.pk])).content.decode()
+    assert "2.0000 EUR" in page  # the budget
