@@ -25,8 +25,12 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 DEBUG = env_bool("DEBUG", False)
+# Without DATABASE_URL the app runs on the local SQLite file of `make run`: a development set-up, where commands
+# such as `manage.py import_items` work as the README shows them, with no secret to set. A server always names its
+# database (`make serve` requires DATABASE_URL), and then a missing SECRET_KEY is refused.
+LOCAL_DATABASE = "DATABASE_URL" not in os.environ
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY and DEBUG:
+if not SECRET_KEY and (DEBUG or LOCAL_DATABASE):
     SECRET_KEY = "django-insecure-local-development-only"
 if not SECRET_KEY:
     raise RuntimeError("SECRET_KEY must be set when DEBUG is off (set DEBUG=1 for local development).")

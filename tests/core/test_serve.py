@@ -176,3 +176,21 @@ def test_the_production_cache_is_shared_through_the_database():
         # A second cache object (as another process would have) sees the same value.
         assert caches["other"].get("throttle-key") == [1, 2, 3]
         caches["default"].clear()
+
+
+def _settings_load(env: dict) -> subprocess.CompletedProcess:
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"
+    base = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "DATABASE_URL")}
+    base["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_local_commands_need_no_secret_but_a_server_database_does(tmp_path):
+    # The README's commands after `make run`: the local SQLite database, no DEBUG, no SECRET_KEY.
+    local = _settings_load({})
+    assert local.returncode == 0 and local.stdout.strip() == "False", local.stderr
+    # A named database is a server's: without SECRET_KEY it is refused, saying what to set.
+    server = _settings_load({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
+    assert server.returncode != 0 and "SECRET_KEY must be set" in server.stderr
