@@ -213,8 +213,13 @@
         if (current && current.scrollIntoView) current.scrollIntoView({ block: "nearest" });
       }
     }
+    let generation = 0;
     async function refresh() {
-      rows = await rowsFor(ui.input.value.trim());
+      // Answers can come back out of order (a search of the server): only the latest query's rows are shown.
+      const mine = ++generation;
+      const found = await rowsFor(ui.input.value.trim());
+      if (mine !== generation) return;
+      rows = found;
       active = Math.min(active, rows.length - 1);
       ui.list.hidden = false;
       ui.input.setAttribute("aria-expanded", "true");
