@@ -22,6 +22,9 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+# The scripts' shared way of starting a process with its log and waiting for a line in it.
+from bench import start, wait_for_line
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -33,22 +36,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--batch-delay-ms", type=float, default=1000.0, help="when a batch completes (default 1000)")
     parser.add_argument("--chunk-size", type=int, default=100, help="items per chunk, one batch each (default 100)")
     return parser.parse_args()
-
-
-def start(command: list[str], env: dict, log: Path) -> subprocess.Popen:
-    return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
-def wait_for_line(log: Path, needle: str, timeout: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for line in log.read_text().splitlines():
-            if needle in line:
-                return line
-        time.sleep(0.05)
-    raise RuntimeError(f"{needle!r} did not appear in {log}:\n{log.read_text()}")
 
 
 def main() -> int:
