@@ -63,12 +63,6 @@ def label_next(
     return pending.first()
 
 
-def label_progress(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> tuple[int, int]:
-    """Return (labelled, assigned) for the expert."""
-    counts = label_counts(comparison_set=comparison_set, expert=expert)
-    return counts["done"], counts["total"]
-
-
 def label_counts(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> dict[str, int]:
     """Return the expert's labelled (``done``), assigned (``total``) and put-aside unlabelled (``skipped``) ones."""
     return LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert).aggregate(
