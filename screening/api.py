@@ -4,7 +4,8 @@ The same permissions and blindness as the pages: reviewers see their own reviews
 open round are for those who manage rounds; conflicts are adjudicated after the round closes.
 """
 
-from django.db.models import Q
+from django.contrib.auth import get_user_model
+from django.db.models import Prefetch, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -55,6 +56,12 @@ def _int_param(request: Request, name: str) -> int | None:
     return int(value) if value else None
 
 
+def with_details(rounds: QuerySet[ScreeningRound]) -> QuerySet[ScreeningRound]:
+    """Rounds with their criteria (in the rubric's order) and reviewers (by username), the same order every time."""
+    reviewers = get_user_model().objects.order_by("username")
+    return rounds.prefetch_related("criteria", Prefetch("reviewers", queryset=reviewers))
+
+
 class RoundViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """Screening rounds: reviewers list and read them; those who manage rounds open and close them."""
 
@@ -66,7 +73,7 @@ class RoundViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
         rounds = selectors.round_list(
             user=self.request.user, status=params.get("status", ""), benchmark=params.get("benchmark", "")
         )
-        return rounds.prefetch_related("criteria", "reviewers") if self.action == "retrieve" else rounds
+        return with_details(rounds) if self.action == "retrieve" else rounds
 
     def get_permissions(self) -> list[BasePermission]:
         if self.action in {"create", "close"}:
@@ -131,7 +138,7 @@ class RoundViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
             criteria=criteria,
             deadline=data.get("deadline"),
         )
-        created = self.get_queryset().prefetch_related("criteria", "reviewers").get(pk=round.pk)
+        created = with_details(self.get_queryset()).get(pk=round.pk)
         return Response(RoundDetailSerializer(created).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
