@@ -27,7 +27,7 @@ ACTIVE = "active"
 
 def _pending_served(comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | None):  # noqa: ANN202
     pending = LabelAssignment.objects.filter(
-        comparison__comparison_set=comparison_set, expert=expert, label__isnull=True, comparison__served__isnull=False
+        comparison_set=comparison_set, expert=expert, labelled_at__isnull=True, comparison__served__isnull=False
     ).order_by(F("skipped_at").asc(nulls_first=True), "comparison__served__position")
     return pending.exclude(pk=after) if after is not None else pending
 
@@ -52,7 +52,7 @@ def active_next(
             return nxt
         mine = set(
             LabelAssignment.objects.filter(
-                comparison__comparison_set=comparison_set, expert=expert, label__isnull=True, comparison__served=None
+                comparison_set=comparison_set, expert=expert, labelled_at__isnull=True, comparison__served=None
             )
             .exclude(pk=after)
             .values_list("comparison_id", flat=True)

@@ -4,28 +4,26 @@ Registered with ``core.home`` (``labelling.apps``).
 """
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count
 
 from core import home
-from labelling.models import LabelAssignment
+from labelling.models import ExpertProgress
 
 
 def labelling_sets(*, user: AbstractBaseUser) -> list[dict]:
-    """Return the comparison sets assigned to the user with (labelled, assigned, left); one grouped query."""
+    """Return the comparison sets assigned to the user (labelled, assigned, left); one query."""
     rows = (
-        LabelAssignment.objects.filter(expert=user)
-        .values("comparison__comparison_set_id", "comparison__comparison_set__name")
-        .annotate(done=Count("label"), total=Count("id"))
-        .order_by("comparison__comparison_set__name")
+        ExpertProgress.objects.filter(expert=user, assigned__gt=0)
+        .values("comparison_set_id", "comparison_set__name", "labelled", "assigned")
+        .order_by("comparison_set__name")
     )
     return [
         {
-            "set_id": row["comparison__comparison_set_id"],
-            "name": row["comparison__comparison_set__name"],
-            "done": row["done"],
-            "total": row["total"],
-            "left": row["total"] - row["done"],
-            "percent": round(100 * row["done"] / row["total"]) if row["total"] else 0,
+            "set_id": row["comparison_set_id"],
+            "name": row["comparison_set__name"],
+            "done": row["labelled"],
+            "total": row["assigned"],
+            "left": row["assigned"] - row["labelled"],
+            "percent": round(100 * row["labelled"] / row["assigned"]),
         }
         for row in rows
     ]

@@ -62,6 +62,8 @@ class ComparisonSet(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Comparisons are fixed when the set is built; their number is stored then, so lists need not count them.
+    size = models.PositiveIntegerField(_("comparisons"), default=0)
     # Closing a set fixes its labels: experts may change their own labels only while it is open.
     closed_at = models.DateTimeField(_("closed at"), null=True, blank=True)
     closed_by = models.ForeignKey(
@@ -118,9 +120,13 @@ class LabelAssignment(models.Model):
         BA = "BA", _("B left, A right")
 
     comparison = models.ForeignKey(Comparison, on_delete=models.CASCADE, related_name="assignments")
+    # The comparison's set, repeated here so that an expert's queue in a set is one index range.
+    comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="+")
     expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="label_assignments")
     shown_order = models.CharField(max_length=2, choices=Order.choices)
     position = models.PositiveIntegerField(default=0)
+    # When the expert labelled it (the label's creation), empty while open: the queue's partial index keys on it.
+    labelled_at = models.DateTimeField(_("labelled at"), null=True, blank=True)
     first_viewed_at = models.DateTimeField(null=True, blank=True)
     # Set when the expert opens an assignment already labelled: a change is timed from then.
     reopened_at = models.DateTimeField(null=True, blank=True)
@@ -132,13 +138,61 @@ class LabelAssignment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["comparison", "expert"], name="one_assignment_per_expert_and_comparison")
         ]
-        # The expert's queue in order, for the next open assignment without a scan.
-        indexes = [models.Index(fields=["expert", "position", "id"], name="label_queue_order")]
+        indexes = [
+            # The expert's open queue in a set, in order: the next assignment is one index seek.
+            models.Index(
+                fields=["comparison_set", "expert", "position", "id"],
+                name="label_queue_open",
+                condition=Q(labelled_at__isnull=True),
+            ),
+            # The expert's labels in a set in the order given, for "previous" without sorting them.
+            models.Index(
+                fields=["comparison_set", "expert", "labelled_at", "id"],
+                name="label_queue_done",
+                condition=Q(labelled_at__isnull=False),
+            ),
+            # Put aside and not labelled yet: few, listed on the label page.
+            models.Index(
+                fields=["comparison_set", "expert", "position", "id"],
+                name="label_queue_skipped",
+                condition=Q(labelled_at__isnull=True, skipped_at__isnull=False),
+            ),
+            # Every assignment of an expert, by set and position (the API's list, the end of a queue).
+            models.Index(fields=["expert", "comparison_set", "position", "id"], name="label_queue_order"),
+        ]
         verbose_name = _("labelling assignment")
         verbose_name_plural = _("labelling assignments")
 
     def __str__(self) -> str:
         return f"{self.comparison_id} → {self.expert_id} ({self.shown_order})"
+
+
+class ExpertProgress(models.Model):
+    """An expert's counts in one comparison set, kept by the labelling services as they label, skip and change.
+
+    Pages and the API read progress from here instead of counting assignments, so their cost does not grow with
+    the size of a set. ``labelling.services.progress_recount`` rebuilds them from the assignments and labels.
+    """
+
+    comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="expert_progress")
+    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    assigned = models.PositiveIntegerField(_("assigned"), default=0)
+    labelled = models.PositiveIntegerField(_("labelled"), default=0)
+    # Put aside and not labelled yet.
+    skipped = models.PositiveIntegerField(_("skipped"), default=0)
+    # Labels changed at least once.
+    changed = models.PositiveIntegerField(_("changed"), default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["comparison_set", "expert"], name="one_progress_per_expert_and_set"),
+        ]
+        indexes = [models.Index(fields=["expert", "comparison_set"], name="progress_by_expert")]
+        verbose_name = _("labelling progress")
+        verbose_name_plural = _("labelling progress")
+
+    def __str__(self) -> str:
+        return f"{self.comparison_set_id} · {self.expert_id}: {self.labelled}/{self.assigned}"
 
 
 class ExpertLabel(models.Model):

@@ -3,28 +3,24 @@
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from labelling import serving
-from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+from labelling.models import Comparison, ComparisonSet, ExpertLabel, ExpertProgress, LabelAssignment, ModelResponse
 from labelling.pairwise import anonymise, shown_choice
 
 
 def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
     """Return every comparison set as (set, comparisons, labelled by the expert, assigned to the expert)."""
-    sizes = Comparison.objects.filter(comparison_set=OuterRef("pk")).order_by().values("comparison_set")
-    sets = ComparisonSet.objects.select_related("benchmark").annotate(
-        n_comparisons=Coalesce(Subquery(sizes.annotate(n=Count("id")).values("n")), 0)
-    )
+    sets = ComparisonSet.objects.select_related("benchmark")
     progress = {
         set_id: (done, total)
-        for set_id, done, total in LabelAssignment.objects.filter(expert=expert)
-        .values_list("comparison__comparison_set_id")
-        .annotate(done=Count("label"), total=Count("id"))
-        .order_by()
+        for set_id, done, total in ExpertProgress.objects.filter(expert=expert).values_list(
+            "comparison_set_id", "labelled", "assigned"
+        )
     }
-    return [(cs, cs.n_comparisons, *progress.get(cs.pk, (0, 0))) for cs in sets]
+    return [(cs, cs.size, *progress.get(cs.pk, (0, 0))) for cs in sets]
 
 
 def label_assignment(*, comparison_set: ComparisonSet | int, pk: int) -> LabelAssignment | None:
@@ -56,7 +52,7 @@ def label_next(
     if serve is not None:
         return serve(comparison_set=comparison_set, expert=expert, after=after)
     pending = LabelAssignment.objects.filter(
-        comparison__comparison_set=comparison_set, expert=expert, label__isnull=True
+        comparison_set=comparison_set, expert=expert, labelled_at__isnull=True
     ).order_by("position", "id")
     if after is not None:
         pending = pending.exclude(pk=after)
@@ -65,11 +61,8 @@ def label_next(
 
 def label_counts(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> dict[str, int]:
     """Return the expert's labelled (``done``), assigned (``total``) and put-aside unlabelled (``skipped``) ones."""
-    return LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert).aggregate(
-        done=Count("label"),
-        total=Count("id"),
-        skipped=Count("id", filter=Q(skipped_at__isnull=False, label__isnull=True)),
-    )
+    progress = expert_progress(comparison_set=comparison_set, expert=expert)
+    return {"done": progress["labelled"], "total": progress["assigned"], "skipped": progress["skipped"]}
 
 
 MODEL_NAMES_TTL_SECONDS = 300
@@ -109,20 +102,18 @@ def label_previous(
     Without ``before``, or when ``before`` is not labelled yet, return the expert's latest label in the set.
     """
     labelled = LabelAssignment.objects.filter(
-        comparison__comparison_set=comparison_set, expert=expert, label__isnull=False
-    ).order_by("-label__created_at", "-label__id")
-    label = getattr(before, "label", None) if before is not None else None
-    if label is not None:
-        labelled = labelled.filter(
-            Q(label__created_at__lt=label.created_at) | Q(label__created_at=label.created_at, label__id__lt=label.pk)
-        )
+        comparison_set=comparison_set, expert=expert, labelled_at__isnull=False
+    ).order_by("-labelled_at", "-id")
+    moment = before.labelled_at if before is not None else None
+    if moment is not None:
+        labelled = labelled.filter(Q(labelled_at__lt=moment) | Q(labelled_at=moment, id__lt=before.pk))
     return labelled.first()
 
 
 def skipped_assignments(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[LabelAssignment]:
     """Return the comparisons the expert put aside and has not labelled yet, in queue order."""
     return LabelAssignment.objects.filter(
-        comparison__comparison_set=comparison_set, expert=expert, skipped_at__isnull=False, label__isnull=True
+        comparison_set=comparison_set, expert=expert, skipped_at__isnull=False, labelled_at__isnull=True
     ).order_by("position", "id")
 
 
@@ -139,14 +130,8 @@ def expert_labels(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) ->
 def set_progress(*, comparison_set: ComparisonSet) -> list[dict]:
     """Return each assigned expert's progress in the set: username, assigned, labelled, skipped, changed labels."""
     rows = (
-        LabelAssignment.objects.filter(comparison__comparison_set=comparison_set)
-        .values("expert__username")
-        .annotate(
-            assigned=Count("id"),
-            labelled=Count("label"),
-            skipped=Count("id", filter=Q(skipped_at__isnull=False, label__isnull=True)),
-            changed=Count("label", filter=Q(label__changed_at__isnull=False)),
-        )
+        ExpertProgress.objects.filter(comparison_set=comparison_set, assigned__gt=0)
+        .values("expert__username", "assigned", "labelled", "skipped", "changed")
         .order_by("expert__username")
     )
     return [
@@ -162,48 +147,44 @@ def set_progress(*, comparison_set: ComparisonSet) -> list[dict]:
 
 
 def comparison_sets(*, user: AbstractBaseUser) -> QuerySet[ComparisonSet]:
-    """Return every set, newest first, with its size and the user's own (labelled, assigned) counted in SQL."""
-    sizes = Comparison.objects.filter(comparison_set=OuterRef("pk")).order_by().values("comparison_set")
-    mine = (
-        LabelAssignment.objects.filter(comparison__comparison_set=OuterRef("pk"), expert=user.pk)
-        .order_by()
-        .values("comparison__comparison_set")
-    )
+    """Return every set, newest first, with its size and the user's own (labelled, assigned) from their progress."""
+    mine = ExpertProgress.objects.filter(comparison_set=OuterRef("pk"), expert=user.pk)
     return (
         ComparisonSet.objects.select_related("benchmark", "created_by")
         .annotate(
-            n_comparisons=Coalesce(Subquery(sizes.annotate(n=Count("id")).values("n")), 0),
-            my_assigned=Coalesce(Subquery(mine.annotate(n=Count("id")).values("n")), 0),
-            my_labelled=Coalesce(Subquery(mine.annotate(n=Count("label")).values("n")), 0),
+            n_comparisons=F("size"),
+            my_assigned=Coalesce(Subquery(mine.values("assigned")[:1]), 0),
+            my_labelled=Coalesce(Subquery(mine.values("labelled")[:1]), 0),
         )
         .order_by("-created_at", "-id")
     )
 
 
 def expert_progress(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> dict:
-    """Return the expert's labelled, assigned and skipped (not yet labelled) counts in the set."""
-    return LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert=expert).aggregate(
-        labelled=Count("label"),
-        assigned=Count("id"),
-        skipped=Count("id", filter=Q(skipped_at__isnull=False, label__isnull=True)),
+    """Return the expert's labelled, assigned and skipped (not yet labelled) counts in the set (stored, not counted)."""
+    row = (
+        ExpertProgress.objects.filter(comparison_set=comparison_set, expert=expert)
+        .values("labelled", "assigned", "skipped")
+        .first()
     )
+    return row or {"labelled": 0, "assigned": 0, "skipped": 0}
 
 
 def expert_assignments(*, expert: AbstractBaseUser, comparison_set: int | None = None, state: str = "") -> QuerySet:
     """Return the expert's assignments in queue order; ``state`` is pending, labelled or skipped."""
     assignments = (
         LabelAssignment.objects.filter(expert=expert)
-        .select_related("comparison__item", "comparison__dimension", "label")
-        .order_by("comparison__comparison_set_id", "position", "id")
+        .select_related("comparison__item", "comparison__dimension")
+        .order_by("comparison_set_id", "position", "id")
     )
     if comparison_set is not None:
-        assignments = assignments.filter(comparison__comparison_set_id=comparison_set)
+        assignments = assignments.filter(comparison_set_id=comparison_set)
     if state == "pending":
-        assignments = assignments.filter(label__isnull=True)
+        assignments = assignments.filter(labelled_at__isnull=True)
     elif state == "labelled":
-        assignments = assignments.filter(label__isnull=False)
+        assignments = assignments.filter(labelled_at__isnull=False)
     elif state == "skipped":
-        assignments = assignments.filter(label__isnull=True, skipped_at__isnull=False)
+        assignments = assignments.filter(labelled_at__isnull=True, skipped_at__isnull=False)
     return assignments
 
 

@@ -214,4 +214,4 @@ class LabelAssignmentSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_labelled(self, assignment: LabelAssignment) -> bool:
-        return hasattr(assignment, "label")
+        return assignment.labelled_at is not None

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -17,7 +18,15 @@ from core.inputs import NUL, nul_sentence
 from items.interchange import LineError, read_jsonl
 from items.models import Benchmark, Dimension, Item
 from items.services import ImportFailed
-from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, LabelChange, ModelResponse
+from labelling.models import (
+    Comparison,
+    ComparisonSet,
+    ExpertLabel,
+    ExpertProgress,
+    LabelAssignment,
+    LabelChange,
+    ModelResponse,
+)
 from labelling.pairwise import canonical_score
 from llm import collectors
 from llm import services as llm_services
@@ -215,11 +224,54 @@ def comparison_set_build(
             load[expert.pk] += 1
             assignments.append(
                 LabelAssignment(
-                    comparison=comparison, expert=expert, shown_order=rng.choice(["AB", "BA"]), position=load[expert.pk]
+                    comparison=comparison,
+                    comparison_set=comparison_set,
+                    expert=expert,
+                    shown_order=rng.choice(["AB", "BA"]),
+                    position=load[expert.pk],
                 )
             )
     LabelAssignment.objects.bulk_create(assignments)
+    ExpertProgress.objects.bulk_create(
+        ExpertProgress(comparison_set=comparison_set, expert_id=expert_id, assigned=n)
+        for expert_id, n in load.items()
+        if n
+    )
+    comparison_set.size = len(chosen)
+    comparison_set.save(update_fields=["size"])
     return comparison_set
+
+
+def _progress(assignment: LabelAssignment, **changes: int) -> None:
+    """Add to the expert's counts in the assignment's set (in the caller's transaction)."""
+    mine = ExpertProgress.objects.filter(comparison_set_id=assignment.comparison_set_id, expert_id=assignment.expert_id)
+    mine.update(**{field: F(field) + delta for field, delta in changes.items() if delta})
+
+
+@transaction.atomic
+def progress_recount(*, comparison_set: ComparisonSet) -> list[ExpertProgress]:
+    """Rebuild a set's stored counts (its size, each assignment's labelling time, each expert's progress) from its
+    comparisons, assignments and labels; for data written without the services (bulk loads, repairs)."""
+    comparison_set.size = Comparison.objects.filter(comparison_set=comparison_set).count()
+    comparison_set.save(update_fields=["size"])
+    assignments = LabelAssignment.objects.filter(comparison__comparison_set=comparison_set)
+    assignments.update(comparison_set=comparison_set)
+    assignments.filter(label__isnull=True).exclude(labelled_at=None).update(labelled_at=None)
+    created = ExpertLabel.objects.filter(assignment=OuterRef("pk")).values("created_at")[:1]
+    assignments.filter(label__isnull=False).update(labelled_at=Subquery(created))
+    rows = (
+        LabelAssignment.objects.filter(comparison_set=comparison_set)
+        .values("expert_id")
+        .annotate(
+            assigned=Count("id"),
+            labelled=Count("labelled_at"),
+            skipped=Count("id", filter=Q(skipped_at__isnull=False, labelled_at__isnull=True)),
+            changed=Count("label", filter=Q(label__changed_at__isnull=False)),
+        )
+        .order_by()
+    )
+    ExpertProgress.objects.filter(comparison_set=comparison_set).delete()
+    return ExpertProgress.objects.bulk_create(ExpertProgress(comparison_set=comparison_set, **row) for row in rows)
 
 
 class LabelConflict(ServiceError):
@@ -297,6 +349,9 @@ def label_submit(
     )
     label.full_clean()
     label.save()
+    LabelAssignment.objects.filter(pk=assignment.pk).update(labelled_at=label.created_at)
+    assignment.labelled_at = label.created_at
+    _progress(assignment, labelled=1, skipped=-1 if assignment.skipped_at else 0)
     return label
 
 
@@ -332,6 +387,8 @@ def label_change(
     )
     change.full_clean()
     change.save()
+    if label.changed_at is None:
+        _progress(assignment, changed=1)
     label.score, label.rationale, label.changed_at = score, rationale.strip(), timezone.now()
     label.full_clean()
     label.save(update_fields=["score", "rationale", "changed_at"])
@@ -347,11 +404,13 @@ def label_skip(*, comparison: Comparison, expert: AbstractBaseUser) -> LabelAssi
     if ExpertLabel.objects.filter(assignment=assignment).exists():
         raise ValidationError(_("You already labelled this comparison; there is nothing to skip."))
     last = (
-        LabelAssignment.objects.filter(comparison__comparison_set_id=comparison.comparison_set_id, expert=expert)
-        .order_by("-position")
+        LabelAssignment.objects.filter(comparison_set_id=assignment.comparison_set_id, expert=expert)
+        .order_by("-position", "-id")
         .values_list("position", flat=True)
         .first()
     )
+    if assignment.skipped_at is None:
+        _progress(assignment, skipped=1)
     assignment.position = (last or 0) + 1
     assignment.skipped_at = timezone.now()
     assignment.save(update_fields=["position", "skipped_at"])
@@ -474,7 +533,8 @@ def comparison_set_order_set(*, comparison_set: ComparisonSet, order: str) -> Co
     locked = ComparisonSet.objects.select_for_update().get(pk=comparison_set.pk)
     if locked.order == order:
         return locked
-    if ExpertLabel.objects.filter(assignment__comparison__comparison_set=locked).exists() or locked.served.exists():
+    labelled = LabelAssignment.objects.filter(comparison_set=locked, labelled_at__isnull=False)
+    if labelled.exists() or locked.served.exists():
         raise ValidationError(_("The serving order is fixed once the first comparison is served or labelled."))
     locked.order = order
     locked.full_clean()

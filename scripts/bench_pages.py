@@ -58,6 +58,7 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
     from items.content import searchable_text
     from items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision
     from items.synthetic import scenarios
+    from labelling import services as labelling_services
     from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
     from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
 
@@ -200,7 +201,13 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
     share = 0.9 if labels is None else min(1.0, labels / max(1, per * len(comparisons)))
     for start in range(0, len(comparisons), 5000):
         chunk = [
-            LabelAssignment(comparison_id=pk, expert=team[(k + j * 3) % len(team)], shown_order="AB", position=k)
+            LabelAssignment(
+                comparison_id=pk,
+                comparison_set=comparison_set,
+                expert=team[(k + j * 3) % len(team)],
+                shown_order="AB",
+                position=k,
+            )
             for k, (pk,) in enumerate(comparisons[start : start + 5000], start)
             for j in range(per)
         ]
@@ -213,6 +220,8 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
             ],
             batch_size=5000,
         )
+    # Labels written directly: fill in the stored counts the labelling services keep.
+    labelling_services.progress_recount(comparison_set=comparison_set)
     finish(rng)
     print(f"built {n} items in {time.perf_counter() - started:.0f} s", flush=True)
 

@@ -90,6 +90,7 @@ def build_calibration(
     """A calibration run on a validation set of the bench responses, with its report and the judge chosen."""
     from calibration import services as calibration
     from calibration.models import CalibrationJudgeRun, CalibrationRun, Judge, JudgeVerdict
+    from labelling import services as labelling_services
     from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment
 
     source = ComparisonSet.objects.get(name="bench set")
@@ -116,7 +117,13 @@ def build_calibration(
     truth = {c.pk: rng.choice([-3, -2, -1, 0, 1, 2, 3]) for c in comparisons}
     LabelAssignment.objects.bulk_create(
         [
-            LabelAssignment(comparison=c, expert=e, shown_order=rng.choice(["AB", "BA"]), position=k)
+            LabelAssignment(
+                comparison=c,
+                comparison_set=comparison_set,
+                expert=e,
+                shown_order=rng.choice(["AB", "BA"]),
+                position=k,
+            )
             for k, c in enumerate(comparisons)
             for e in labellers
         ],
@@ -134,6 +141,8 @@ def build_calibration(
         ],
         batch_size=5000,
     )
+    # Labels written directly: fill in the stored counts the labelling services keep.
+    labelling_services.progress_recount(comparison_set=comparison_set)
     prompt_set = calibration.judge_prompts_load_defaults(benchmark=benchmark)
     run = CalibrationRun.objects.create(
         name="bench calibration", comparison_set=comparison_set, combine_rule="facet_tie", created_by=researcher

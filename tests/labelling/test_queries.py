@@ -3,6 +3,7 @@
 import pytest
 
 from items.models import Benchmark, Dimension
+from labelling import services
 from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
 from labelling.selectors import label_next
 from tests.items.test_queries import MAX_QUERIES, bulk_items, queries_for
@@ -31,13 +32,14 @@ def bulk_set(*, n: int, experts: list, name: str) -> ComparisonSet:
         for i, item in enumerate(items)
     )
     assignments = LabelAssignment.objects.bulk_create(
-        LabelAssignment(comparison=c, expert=expert, shown_order="AB", position=k)
+        LabelAssignment(comparison=c, comparison_set=cs, expert=expert, shown_order="AB", position=k)
         for k, c in enumerate(comparisons)
         for expert in experts
     )
     ExpertLabel.objects.bulk_create(
         ExpertLabel(assignment=a, score=1, shown_order="AB") for a in assignments if a.position < n - 2
     )
+    services.progress_recount(comparison_set=cs)
     return cs
 
 
@@ -74,4 +76,5 @@ def test_the_next_comparison_is_the_first_unlabelled_one_in_queue_order(taxonomy
     assert label_next(comparison_set=cs, expert=experts[0], after=queue[4].pk) == queue[5]
     ExpertLabel.objects.create(assignment=queue[4], score=0, shown_order="AB")
     ExpertLabel.objects.create(assignment=queue[5], score=0, shown_order="AB")
+    services.progress_recount(comparison_set=cs)
     assert label_next(comparison_set=cs, expert=experts[0]) is None
