@@ -11,7 +11,8 @@ from datetime import datetime
 from functools import lru_cache
 
 import numpy as np
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q, Window
+from django.db.models.functions import RowNumber
 
 from items import lsh, signatures
 from items.content import LANGUAGES, prose_text
@@ -50,15 +51,13 @@ def _weights(index_pk: int, built_at: datetime) -> Idf:
 
 
 def _indexes(benchmark_id: int, languages: tuple[str, ...] = LANGUAGES) -> dict[str, SimilarityIndex]:
-    """Return the current-scheme indexes of a benchmark by language, their weights counted again if stale."""
-    found = list(
-        SimilarityIndex.objects.filter(benchmark_id=benchmark_id, language__in=languages, scheme=lsh.SCHEME).defer(
-            "idf_grams", "idf_df"
-        )
-    )
-    for index in signatures.stale(found):
-        signatures.weights_refresh(index=index)
-    return {index.language: index for index in found}
+    """Return the current-scheme indexes of a benchmark by language (one query).
+
+    Their weights are kept fresh by the writes (``signatures.signatures_update``, ``signatures.index_build``), so
+    a read never counts them.
+    """
+    found = SimilarityIndex.objects.filter(benchmark_id=benchmark_id, language__in=languages, scheme=lsh.SCHEME)
+    return {index.language: index for index in found.defer("idf_grams", "idf_df")}
 
 
 def item_neighbours(*, item: Item, threshold: float, k: int = NEAREST) -> Neighbours:
@@ -80,18 +79,25 @@ def item_neighbours(*, item: Item, threshold: float, k: int = NEAREST) -> Neighb
             continue
         values = lsh.signatures([text], signatures.stop_shingles(indexes[lang]))
         probes[lang] = values[0], lsh.band_keys(values)[0]
-    candidates: list[int] = []
+    # One query for every language: the CANDIDATES signatures sharing the most band keys with the item in each
+    # (ranked per language in SQL), with the item's own signatures to tell whether it is indexed.
+    probing = Q(pk__in=[])
     for lang, (_values, keys) in probes.items():
-        sharing = (
-            ItemSignatureBand.objects.filter(benchmark_id=item.benchmark_id, language=lang, key__in=keys.tolist())
-            .exclude(signature__item_id=item.pk)
-            .exclude(signature__item__status=Item.Status.REJECTED)
-            .values("signature_id")
-            .annotate(shared=Count("band"))
-            .order_by("-shared", "signature_id")
+        probing |= Q(language=lang, key__in=keys.tolist())
+    sharing = (
+        ItemSignatureBand.objects.filter(probing, benchmark_id=item.benchmark_id)
+        .exclude(signature__item_id=item.pk)
+        .exclude(signature__item__status=Item.Status.REJECTED)
+        .values("signature_id", "language")
+        .annotate(shared=Count("band"))
+        .annotate(
+            rank=Window(
+                RowNumber(), partition_by=[F("language")], order_by=[F("shared").desc(), F("signature_id").asc()]
+            )
         )
-        candidates += [row["signature_id"] for row in sharing[:CANDIDATES]]
-    rows = ItemSignature.objects.filter(Q(pk__in=candidates) | Q(item_id=item.pk)).values_list(
+        .filter(rank__lte=CANDIDATES)
+    )
+    rows = ItemSignature.objects.filter(Q(pk__in=sharing.values("signature_id")) | Q(item_id=item.pk)).values_list(
         "item_id", "item__uid", "language", "revision_id", "minhash", "revision__content"
     )
     found: dict[str, list[tuple[str, bytes, str]]] = {lang: [] for lang in probes}

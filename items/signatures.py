@@ -113,6 +113,9 @@ def signatures_update(*, item: Item, revision: ItemRevision) -> None:
         _write(index, [Text(item.pk, item.uid, revision.pk, prose_text(revision.content.get(lang)))])
         if not index.stop_documents:
             _choose_stop_shingles(index)
+        # The weights are counted again here, by the write that made them stale, so that reads never do it.
+        if stale([index]):
+            weights_refresh(index=index)
 
 
 def _choose_stop_shingles(index: SimilarityIndex) -> None:

@@ -4,6 +4,8 @@ page, built for existing items by ``manage.py similarity_index``."""
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from items import lsh, neighbours, services, signatures
 from items.content import prose_text
@@ -129,16 +131,22 @@ def test_an_item_not_indexed_yet_says_so_and_is_found_once_the_index_is_built(ta
     assert "still being built" not in client.get("/items/late-copy/").content.decode()
 
 
-def test_weights_are_counted_again_when_a_tenth_of_the_signatures_are_newer(taxonomy, researcher, login):
+def test_weights_are_counted_again_by_the_save_that_makes_a_tenth_of_the_signatures_newer(taxonomy):
     make_pair("w0")
-    login(researcher).get("/items/w0/")
     index = SimilarityIndex.objects.get(benchmark__slug="facet", language="en")
     assert (index.idf_documents, index.idf_signatures) == (2, 2)
     make_pair("w1", 1)
-    assert signatures.stale([index]) == [index]
-    login(researcher).get("/items/w0/")
     index.refresh_from_db()
     assert (index.idf_documents, index.idf_signatures) == (4, 4) and not signatures.stale([index])
+    # The item page only reads them (two queries), whatever their age: it never counts them.
+    SimilarityIndex.objects.filter(pk=index.pk).update(idf_signatures=1, idf_watermark=0)
+    item = Item.objects.select_related("current_revision").get(uid="w1")
+    neighbours.item_neighbours(item=item, threshold=0.5)  # loads the weights once (kept in memory until recounted)
+    with CaptureQueriesContext(connection) as captured:
+        found = neighbours.item_neighbours(item=item, threshold=0.5)
+    assert len(captured) == 2 and "w1-copy" in {n.uid for n in found.nearest}
+    index.refresh_from_db()
+    assert index.idf_signatures == 1
 
 
 # --- the near-duplicates page -------------------------------------------------------------------------------------

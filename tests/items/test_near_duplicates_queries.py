@@ -11,8 +11,8 @@ from tests.items.test_near_duplicates import SCENARIOS, content, edited
 
 pytestmark = pytest.mark.django_db
 
-# The neighbour lookup's share of the item page: indexes, staleness and candidates per language, their texts.
-NEIGHBOUR_QUERIES = 6
+# The neighbour lookup's share of the item page: the indexes, then the candidates of every language with their texts.
+NEIGHBOUR_QUERIES = 2
 
 
 def grow(start: int, stop: int) -> None:

@@ -155,7 +155,6 @@ def test_the_api_names_who_created_and_updated_each_item(taxonomy, lead, login):
 def test_the_item_page_runs_the_same_queries_whatever_the_bank_size(taxonomy, lead, login):
     client = login(lead)
     item = bulk_items(5, user=lead)[0]
-    # One over MAX_QUERIES while the near-duplicate neighbours (two queries of their own) are being reworked.
     assert_same_queries_at_two_sizes(
-        lambda: queries_for(client, f"/items/{item.uid}/"), lambda: bulk_items(40, user=lead), budget=MAX_QUERIES + 1
+        lambda: queries_for(client, f"/items/{item.uid}/"), lambda: bulk_items(40, user=lead), budget=MAX_QUERIES
     )
