@@ -13,6 +13,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -271,6 +272,7 @@ class EvaluationRunViewSet(
             OpenApiParameter("model", str, description="model code, e.g. M01"),
             OpenApiParameter("dimension", str, description="dimension code"),
             OpenApiParameter("language", str, enum=["en", "zh"]),
+            OpenApiParameter("page", int, description="page of the three lists, from 1 (see has_next)"),
         ],
         responses=EvidenceSerializer,
     )
@@ -279,7 +281,10 @@ class EvaluationRunViewSet(
         """The answers, open responses, verdicts and raw judge outputs behind a cell of the report."""
         run = self._run(pk)
         filters = {key: request.query_params.get(key) or None for key in ("model", "dimension", "language")}
-        evidence = selectors.evaluation_run_evidence(run=run, **filters)
+        page = request.query_params.get("page", "1")
+        if not page.isdigit() or int(page) < 1:
+            raise ApiValidationError({"page": [_("A page number is a whole number from 1.")]})
+        evidence = selectors.evaluation_run_evidence(run=run, page=int(page), **filters)
         return Response(EvidenceSerializer({"filters": filters, **evidence}).data)
 
 

@@ -21,16 +21,31 @@ def evaluation_run_models(*, run: EvaluationRun) -> list[ModelUnderTest]:
     return list(run.models.select_related("endpoint"))
 
 
-def evaluation_run_evidence(
-    *, run: EvaluationRun, model: str | None = None, dimension: str | None = None, language: str | None = None
-) -> dict:
-    """Return the answers, open responses and judge verdicts behind a cell of the report.
+# Rows of each list on one page of evidence: the API's (large, for scripts) and the drill-down page's (to read).
+EVIDENCE_PAGE_API = {"answers": 500, "opens": 200, "verdicts": 500}
+EVIDENCE_PAGE_HTML = {"answers": 100, "opens": 50, "verdicts": 100}
 
-    Each filter (model code, dimension code, language) is optional; each list is ordered by item and capped for display.
+
+def evaluation_run_evidence(
+    *,
+    run: EvaluationRun,
+    model: str | None = None,
+    dimension: str | None = None,
+    language: str | None = None,
+    page: int = 1,
+    sizes: dict[str, int] | None = None,
+) -> dict:
+    """Return one page of the answers, open responses and judge verdicts behind a cell of the report.
+
+    Each filter (model code, dimension code, language) is optional; each list is ordered by item, and ``page`` (from
+    1) holds ``sizes[list]`` rows of each (``EVIDENCE_PAGE_API`` by default). ``has_next`` says whether any list goes
+    on; no list is counted.
     """
-    answers = Answer.objects.filter(run=run).select_related("model", "item__dimension", "call")
-    opens = OpenResponse.objects.filter(run=run).select_related("model", "item__dimension")
-    verdicts = PairVerdict.objects.filter(run=run).select_related("model_a", "model_b", "item__dimension", "call")
+    # The item's uid and dimension are shown, not its search text or metadata; a call is linked by its id only.
+    heavy = ("item__search_text", "item__metadata")
+    answers = Answer.objects.filter(run=run).select_related("model", "item__dimension").defer(*heavy)
+    opens = OpenResponse.objects.filter(run=run).select_related("model", "item__dimension").defer(*heavy)
+    verdicts = PairVerdict.objects.filter(run=run).select_related("model_a", "model_b", "item__dimension").defer(*heavy)
     if model:
         answers, opens = answers.filter(model__code=model), opens.filter(model__code=model)
         verdicts = verdicts.filter(model_a__code=model) | verdicts.filter(model_b__code=model)
@@ -44,11 +59,20 @@ def evaluation_run_evidence(
             opens.filter(language=language),
             verdicts.filter(language=language),
         )
-    return {
-        "answers": answers.order_by("item__uid", "language", "turn")[:500],
-        "opens": opens.order_by("item__uid", "language")[:200],
-        "verdicts": verdicts.order_by("item__uid", "language", "model_a__code", "model_b__code", "order")[:500],
-    }
+    sizes = sizes or EVIDENCE_PAGE_API
+    page = max(1, page)
+    result: dict = {"page": page, "has_next": False}
+    for name, rows in (
+        ("answers", answers.order_by("item__uid", "language", "turn")),
+        ("opens", opens.order_by("item__uid", "language")),
+        ("verdicts", verdicts.order_by("item__uid", "language", "model_a__code", "model_b__code", "order")),
+    ):
+        size = sizes[name]
+        # One row more than the page holds tells whether the list goes on, without counting it.
+        found = list(rows[(page - 1) * size : page * size + 1])
+        result[name] = found[:size]
+        result["has_next"] |= len(found) > size
+    return result
 
 
 def pairing_comparison(*, run: EvaluationRun, models: list[ModelUnderTest] | None = None) -> list[dict]:

@@ -231,6 +231,8 @@ class PairVerdictSerializer(serializers.ModelSerializer):
 
 class EvidenceSerializer(serializers.Serializer):
     filters = serializers.DictField(child=serializers.CharField(allow_null=True))
-    answers = AnswerSerializer(many=True, help_text="At most 500, by item, language and turn.")
-    opens = OpenResponseSerializer(many=True, help_text="At most 200 open responses, by item and language.")
-    verdicts = PairVerdictSerializer(many=True, help_text="At most 500 judge verdicts.")
+    page = serializers.IntegerField(help_text="This page (from 1): ?page=N.")
+    has_next = serializers.BooleanField(help_text="Whether any of the three lists goes on in the next page.")
+    answers = AnswerSerializer(many=True, help_text="At most 500 a page, by item, language and turn.")
+    opens = OpenResponseSerializer(many=True, help_text="At most 200 open responses a page, by item and language.")
+    verdicts = PairVerdictSerializer(many=True, help_text="At most 500 judge verdicts a page.")

@@ -1,5 +1,7 @@
 """Evaluation pages: runs, a run's progress and report, figures and downloads, drill-down to the evidence."""
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
@@ -142,13 +144,24 @@ def drill(request: HttpRequest, pk: int) -> HttpResponse:
     """The items, responses, verdicts and raw judge outputs behind a cell of the report."""
     run = get_object_or_404(EvaluationRun, pk=pk)
     model, dimension, language = request.GET.get("model"), request.GET.get("dimension"), request.GET.get("language")
+    filters = {"model": model, "dimension": dimension, "language": language}
+    page = request.GET.get("page", "")
+    evidence = selectors.evaluation_run_evidence(
+        run=run,
+        model=model,
+        dimension=dimension,
+        language=language,
+        page=int(page) if page.isdigit() else 1,
+        sizes=selectors.EVIDENCE_PAGE_HTML,
+    )
     return render(
         request,
         "evaluation/drill.html",
         {
             "run": run,
-            **selectors.evaluation_run_evidence(run=run, model=model, dimension=dimension, language=language),
-            "filters": {"model": model, "dimension": dimension, "language": language},
+            **evidence,
+            "filters": filters,
+            "query": urlencode({key: value for key, value in filters.items() if value}),
         },
     )
 

@@ -184,8 +184,13 @@ def release_checklist(
     return checks
 
 
+# Offending items linked on a page, per check; the rest are counted (the record keeps them all).
+OFFENDERS_SHOWN = 50
+
+
 def checklist_display(checks: list[dict]) -> list[dict]:
-    """Return checks with their summary worded in the UI language (stored checks keep English summaries)."""
+    """Return checks with their summary worded in the UI language (stored checks keep English summaries), and the
+    first ``OFFENDERS_SHOWN`` offenders of each with the number of the others (``offenders_more``)."""
     result = []
     for check in checks:
         p = check.get("params") or {}
@@ -246,5 +251,13 @@ def checklist_display(checks: list[dict]) -> list[dict]:
             text = _("valence groups below %(share)s%%: %(groups)s") % p
         elif code == "valence_balance" and variant == "none":
             text = _("no emotions labelled")
-        result.append({**check, "summary": text})
+        offenders = check.get("offenders") or []
+        result.append(
+            {
+                **check,
+                "summary": text,
+                "offenders": offenders[:OFFENDERS_SHOWN],
+                "offenders_more": max(0, len(offenders) - OFFENDERS_SHOWN),
+            }
+        )
     return result

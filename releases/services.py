@@ -354,6 +354,14 @@ def release_export_checksums(*, release: Release) -> list[tuple[str, int, str]]:
     return list(ReleaseFile.objects.filter(release=release).order_by("name").values_list("name", "size", "sha256"))
 
 
+def release_frozen_size(*, release: Release) -> int:
+    """Return the number of items of a frozen release, as its freeze checklist recorded it (counted if absent)."""
+    for check in release.validation.get("checks", []):
+        if check.get("code") == "not_empty" and isinstance((check.get("params") or {}).get("n"), int):
+            return check["params"]["n"]
+    return release.entries.count()
+
+
 def release_frozen_files(*, release: Release) -> tuple[list[tuple[str, int, str]], str]:
     """Return a frozen release's (name, size, SHA-256) of every export file and its dataset card, in one read."""
     rows = (

@@ -67,7 +67,9 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
         # Everything shown was recorded at freeze (files, digests, card, checklist): read it, never write it again,
         # and list one page of the pinned items.
         paginator = IdsFirstPaginator(
-            releases.release_page_entries(release=release), ENTRIES_PER_PAGE, known_count=release.entries.count()
+            releases.release_page_entries(release=release),
+            ENTRIES_PER_PAGE,
+            known_count=releases.release_frozen_size(release=release),
         )
         checks = None
         checksums, card = releases.release_frozen_files(release=release)

@@ -318,7 +318,7 @@ def pages() -> list[tuple[str, str, str]]:
     ]
 
 
-def measure(runs: int, items: int) -> list[dict]:
+def measure(runs: int, items: int, only: list[str] | None = None, show_queries: bool = False) -> list[dict]:
     from django.contrib.auth import get_user_model
     from django.db import connection, reset_queries
     from django.test import Client
@@ -327,6 +327,8 @@ def measure(runs: int, items: int) -> list[dict]:
     clients: dict[str, Client] = {}
     results = []
     for page, username, url in pages():
+        if only and not any(part in page for part in only):
+            continue
         if username not in clients:
             clients[username] = Client()
             clients[username].force_login(get_user_model().objects.get(username=username))
@@ -340,6 +342,10 @@ def measure(runs: int, items: int) -> list[dict]:
                 response = client.get(url, HTTP_ACCEPT="text/html,application/json")
                 times.append((time.perf_counter() - started) * 1000)
         count = len(queries)  # read now: the next request clears the query log the count is sliced from
+        if show_queries:
+            # The last run's queries, slowest first: where a page's time goes.
+            for q in sorted(queries.captured_queries, key=lambda q: -float(q["time"])):
+                print(f"    {float(q['time']) * 1000:7.1f} ms  {q['sql'][:400]}", flush=True)
         tracemalloc.start()
         client.get(url)
         peak = tracemalloc.get_traced_memory()[1] / 2**20
@@ -371,6 +377,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--json", type=Path, help="write the results here as JSON")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", action="append", help="measure only the pages whose name contains this (repeatable)")
+    parser.add_argument("--queries", action="store_true", help="print each page's queries with their times")
     args = parser.parse_args()
     setup_django()
     from django.contrib.auth import get_user_model
@@ -389,7 +397,7 @@ def main() -> None:
         print(f"finished the build in {time.perf_counter() - started:.0f} s", flush=True)
     items = Item.objects.count()
     print(f"pages at {items} items ({os.environ['DATABASE_URL'].split('@')[-1]})", flush=True)
-    results = measure(args.runs, items)
+    results = measure(args.runs, items, only=args.only, show_queries=args.queries)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from evaluation import services
+from evaluation import selectors, services
 from evaluation.models import EvaluationRun
 from llm.models import Run
 from releases.models import Release
@@ -81,6 +81,23 @@ def test_a_run_is_planned_estimated_started_paused_resumed_and_reported_through_
     assert drill["answers"] and {a["model"] for a in drill["answers"]} == {"M01"}
     assert all("M01" in (v["model_a"], v["model_b"]) for v in drill["verdicts"])
     assert drill["verdicts"] and drill["verdicts"][0]["raw"]
+    assert (drill["page"], drill["has_next"]) == (1, False)
+    assert client.get(f"/api/evaluation/runs/{pk}/drill/?page=2").json()["answers"] == []
+    response = client.get(f"/api/evaluation/runs/{pk}/drill/?page=zero")
+    assert response.status_code == 400 and "page" in response.json()
+    # A page of the evidence holds `sizes` rows of each list, and says whether any goes on.
+    everything = selectors.evaluation_run_evidence(run=run)
+    sizes = {"answers": 2, "opens": 1, "verdicts": 3}
+    pages, page = [], 1
+    while True:
+        found = selectors.evaluation_run_evidence(run=run, page=page, sizes=sizes)
+        pages.append(found)
+        if not found["has_next"]:
+            break
+        page += 1
+    for name in sizes:
+        assert [row.pk for p in pages for row in p[name]] == [row.pk for row in everything[name]]
+        assert all(len(p[name]) <= sizes[name] for p in pages)
 
     response = client.post(f"/api/evaluation/runs/{pk}/cancel/")
     assert response.status_code == 400 and "Only a running evaluation" in str(response.json())

@@ -2,10 +2,13 @@
 
 from django.core.management import call_command
 
+from evaluation import selectors
 from tests.factories import make_evaluation_run
 
 
-def test_report_page_drill_down_and_command(frozen_release, primary, make_endpoint, researcher, login, tmp_path):
+def test_report_page_drill_down_and_command(
+    frozen_release, primary, make_endpoint, researcher, login, tmp_path, monkeypatch
+):
     endpoints = [make_endpoint("sim-mcq-acc90"), make_endpoint("sim-style-concise")]
     run = make_evaluation_run(
         name="page", release=frozen_release, endpoints=endpoints, languages=["en"], user=researcher
@@ -19,6 +22,12 @@ def test_report_page_drill_down_and_command(frozen_release, primary, make_endpoi
     assert client.get(f"/evaluation/{run.pk}/files/ratings.pdf").content.startswith(b"%PDF")
     drill = client.get(f"/evaluation/{run.pk}/drill/?model=M01&language=en").content.decode()
     assert "Objective answers" in drill and "Judge verdicts" in drill
+    # The page shows a page of each list at a time, with links to the next and previous pages that keep the filters.
+    monkeypatch.setattr(selectors, "EVIDENCE_PAGE_HTML", {"answers": 1, "opens": 1, "verdicts": 1})
+    first = client.get(f"/evaluation/{run.pk}/drill/?model=M01&language=en").content.decode()
+    assert first.count("/llm/calls/") <= 1 and "model=M01&amp;language=en&amp;page=2" in first and "page=0" not in first
+    second = client.get(f"/evaluation/{run.pk}/drill/?model=M01&language=en&page=2").content.decode()
+    assert "model=M01&amp;language=en&amp;page=1" in second
     call_command("evaluation_report", str(run.pk), "--out", str(tmp_path / "out"), "--recompute")
     assert (tmp_path / "out" / "accuracy.csv").read_text().startswith("model,dimension,language")
 

@@ -315,3 +315,13 @@ def test_freeze_runs_the_same_queries_for_4_or_24_items(accepted_items, lead, fi
         releases.release_freeze(release=large, user=lead, override_reason="test")
     assert Release.objects.get(pk=large.pk).entries.count() == Release.objects.get(pk=small.pk).entries.count() + 20
     assert len(many) == len(few), [q["sql"][:120] for q in many]
+
+
+def test_the_checklist_links_the_first_offenders_and_counts_the_others():
+    from releases.checks import OFFENDERS_SHOWN, checklist_display
+
+    stored = [{"code": "answer_keys", "passed": False, "summary": "x", "offenders": [f"u{i}" for i in range(120)]}]
+    [shown] = checklist_display(stored)
+    assert shown["offenders"] == [f"u{i}" for i in range(OFFENDERS_SHOWN)]
+    assert shown["offenders_more"] == 120 - OFFENDERS_SHOWN
+    assert len(stored[0]["offenders"]) == 120  # the record keeps them all
