@@ -97,8 +97,13 @@ def item_neighbours(*, item: Item, threshold: float, k: int = NEAREST) -> Neighb
         )
         .filter(rank__lte=CANDIDATES)
     )
-    rows = ItemSignature.objects.filter(Q(pk__in=sharing.values("signature_id")) | Q(item_id=item.pk)).values_list(
-        "item_id", "item__uid", "language", "revision_id", "minhash", "revision__content"
+    fields = ("item_id", "item__uid", "language", "revision_id", "minhash", "revision__content")
+    # A UNION rather than an OR: PostgreSQL answers "in the candidates or the item's own" with a scan of every
+    # signature, each half alone with an index.
+    rows = (
+        ItemSignature.objects.filter(pk__in=sharing.values("signature_id"))
+        .values_list(*fields)
+        .union(ItemSignature.objects.filter(item_id=item.pk).values_list(*fields), all=True)
     )
     found: dict[str, list[tuple[str, bytes, str]]] = {lang: [] for lang in probes}
     indexed = set()
