@@ -23,7 +23,7 @@ def evaluation_run_models(*, run: EvaluationRun) -> list[ModelUnderTest]:
 
 # Rows of each list on one page of evidence: the API's (large, for scripts) and the drill-down page's (to read).
 EVIDENCE_PAGE_API = {"answers": 500, "opens": 200, "verdicts": 500}
-EVIDENCE_PAGE_HTML = {"answers": 100, "opens": 50, "verdicts": 100}
+EVIDENCE_PAGE_HTML = {"answers": 50, "opens": 25, "verdicts": 50}
 
 
 def evaluation_run_evidence(
@@ -63,9 +63,11 @@ def evaluation_run_evidence(
     page = max(1, page)
     result: dict = {"page": page, "has_next": False}
     for name, rows in (
-        ("answers", answers.order_by("item__uid", "language", "turn")),
-        ("opens", opens.order_by("item__uid", "language")),
-        ("verdicts", verdicts.order_by("item__uid", "language", "model_a__code", "model_b__code", "order")),
+        # By item in the order items were created (their id: the unique indexes on run, model and item serve it
+        # without sorting the cell), then language and turn.
+        ("answers", answers.order_by("item_id", "language", "turn", "model__code")),
+        ("opens", opens.order_by("item_id", "language", "model__code")),
+        ("verdicts", verdicts.order_by("item_id", "language", "model_a__code", "model_b__code", "order")),
     ):
         size = sizes[name]
         # One row more than the page holds tells whether the list goes on, without counting it.
