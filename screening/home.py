@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, F, Min, OuterRef, Q, Subquery
+from django.db.models import Count, F, Min, OuterRef, Subquery, Sum
 from django.utils.translation import get_language
 
 from core import home
 from items.models import Item
-from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+from screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
 
 SENT_BACK_LIMIT = 10
 CRITERIA_CACHE_KEY = "home:criterion-names"
@@ -83,29 +83,22 @@ def review_feedback(assignments: object, names: dict[str, str]) -> list[ReviewFe
 
 
 def review_queue(*, user: AbstractBaseUser) -> list[dict]:
-    """Return the user's open rounds with (submitted, assigned, left); one grouped query."""
+    """Return the user's open rounds with (submitted, assigned, left); one query on the stored progress."""
     rows = (
-        ReviewAssignment.objects.filter(reviewer=user, round_item__round__status=ScreeningRound.Status.OPEN)
-        .values(
-            "round_item__round_id",
-            "round_item__round__title",
-            "round_item__round__number",
-            "round_item__round__benchmark__name_en",
-            "round_item__round__deadline",
-        )
-        .annotate(done=Count("id", filter=Q(review__status=Review.Status.SUBMITTED)), total=Count("id"))
-        .order_by("round_item__round__deadline", "round_item__round_id")
+        ReviewerProgress.objects.filter(reviewer=user, round__status=ScreeningRound.Status.OPEN, assigned__gt=0)
+        .values("round_id", "round__title", "round__number", "round__deadline", "submitted", "assigned")
+        .order_by("round__deadline", "round_id")
     )
     return [
         {
-            "round_id": row["round_item__round_id"],
-            "title": row["round_item__round__title"],
-            "number": row["round_item__round__number"],
-            "deadline": row["round_item__round__deadline"],
-            "done": row["done"],
-            "total": row["total"],
-            "left": row["total"] - row["done"],
-            "percent": round(100 * row["done"] / row["total"]) if row["total"] else 0,
+            "round_id": row["round_id"],
+            "title": row["round__title"],
+            "number": row["round__number"],
+            "deadline": row["round__deadline"],
+            "done": row["submitted"],
+            "total": row["assigned"],
+            "left": row["assigned"] - row["submitted"],
+            "percent": round(100 * row["submitted"] / row["assigned"]),
         }
         for row in rows
     ]
@@ -152,55 +145,47 @@ def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
 def lead_overview() -> dict:
     """Return open rounds with each reviewer's progress and agreement, and rounds with conflicts to adjudicate.
 
-    Two queries: the assignments of open rounds grouped by round and reviewer (with the round's title, benchmark and
+    Two queries: the stored progress of each reviewer in open rounds (with the round's title, benchmark and
     deadline, and the reviewer's agreement in closed rounds as correlated counts), and the conflicts grouped by round.
     """
-    submitted = Q(review__status=Review.Status.SUBMITTED)
-    outcomes = [RoundItem.Outcome.ACCEPT, RoundItem.Outcome.REVISE, RoundItem.Outcome.REJECT]
-    # The reviewer's submitted reviews in closed rounds whose item got a decision (conflicts left out).
+    # The reviewer's submitted reviews in closed rounds whose item got a decision (conflicts left out until
+    # adjudicated), and those agreeing with it: stored per round when it closes (``ReviewerProgress``).
     closed = (
-        ReviewAssignment.objects.filter(
-            submitted,
-            reviewer=OuterRef("reviewer_id"),
-            round_item__round__status=ScreeningRound.Status.CLOSED,
-            round_item__outcome__in=outcomes,
-        )
+        ReviewerProgress.objects.filter(reviewer=OuterRef("reviewer_id"), round__status=ScreeningRound.Status.CLOSED)
         .order_by()
         .values("reviewer")
     )
-    agreed = closed.filter(review__decision=F("round_item__outcome"))
     rows = (
-        ReviewAssignment.objects.filter(round_item__round__status=ScreeningRound.Status.OPEN)
+        ReviewerProgress.objects.filter(round__status=ScreeningRound.Status.OPEN, assigned__gt=0)
         .values(
-            "round_item__round_id",
-            "round_item__round__title",
-            "round_item__round__number",
-            "round_item__round__deadline",
-            "round_item__round__benchmark__name_en",
-            "round_item__round__benchmark__name_zh",
+            "round_id",
+            "round__title",
+            "round__number",
+            "round__deadline",
+            "round__benchmark__name_en",
+            "round__benchmark__name_zh",
             "reviewer_id",
             "reviewer__username",
         )
         .annotate(
-            done=Count("id", filter=submitted),
-            total=Count("id"),
-            closed_n=Subquery(closed.annotate(n=Count("id")).values("n")[:1]),
-            closed_agreed=Subquery(agreed.annotate(n=Count("id")).values("n")[:1]),
+            done=F("submitted"),
+            total=F("assigned"),
+            closed_n=Subquery(closed.annotate(n=Sum("decided")).values("n")[:1]),
+            closed_agreed=Subquery(closed.annotate(n=Sum("agreed")).values("n")[:1]),
         )
-        .order_by("round_item__round__deadline", "round_item__round_id", "reviewer__username")
+        .order_by("round__deadline", "round_id", "reviewer__username")
     )
     zh = (get_language() or "en").startswith("zh")
     rounds: dict[int, dict] = {}
     for row in rows:
         entry = rounds.setdefault(
-            row["round_item__round_id"],
+            row["round_id"],
             {
-                "round_id": row["round_item__round_id"],
-                "title": row["round_item__round__title"],
-                "number": row["round_item__round__number"],
-                "deadline": row["round_item__round__deadline"],
-                "benchmark": (zh and row["round_item__round__benchmark__name_zh"])
-                or row["round_item__round__benchmark__name_en"],
+                "round_id": row["round_id"],
+                "title": row["round__title"],
+                "number": row["round__number"],
+                "deadline": row["round__deadline"],
+                "benchmark": (zh and row["round__benchmark__name_zh"]) or row["round__benchmark__name_en"],
                 "reviewers": [],
                 "done": 0,
                 "total": 0,

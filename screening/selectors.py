@@ -12,7 +12,6 @@ from django.db.models import (
     Aggregate,
     Case,
     Count,
-    Exists,
     F,
     FloatField,
     Min,
@@ -21,7 +20,6 @@ from django.db.models import (
     QuerySet,
     Subquery,
     Sum,
-    Value,
     When,
 )
 from django.db.models.fields.json import KeyTextTransform
@@ -30,7 +28,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from screening.agreement import nominal_alpha
-from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+from screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
 
 
 def round_overview(*, reviewer: AbstractBaseUser) -> list[tuple[ScreeningRound, int, int]]:
@@ -38,10 +36,9 @@ def round_overview(*, reviewer: AbstractBaseUser) -> list[tuple[ScreeningRound, 
     rounds = ScreeningRound.objects.select_related("benchmark").order_by("status", "-opened_at")
     progress = {
         round_id: (done, total)
-        for round_id, done, total in ReviewAssignment.objects.filter(reviewer=reviewer)
-        .values_list("round_item__round_id")
-        .annotate(done=Count("id", filter=Q(review__status=Review.Status.SUBMITTED)), total=Count("id"))
-        .order_by()
+        for round_id, done, total in ReviewerProgress.objects.filter(reviewer=reviewer).values_list(
+            "round_id", "submitted", "assigned"
+        )
     }
     return [(r, *progress.get(r.pk, (0, 0))) for r in rounds]
 
@@ -86,7 +83,7 @@ def round_item_reviews(*, round_item: RoundItem) -> list[tuple[AbstractBaseUser,
 def reviewer_queue(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
     """Return the reviewer's assignments in this round, in queue order."""
     return (
-        ReviewAssignment.objects.filter(round_item__round=round, reviewer=reviewer)
+        ReviewAssignment.objects.filter(round=round, reviewer=reviewer)
         .select_related("round_item__item", "round_item__revision", "review")
         .order_by("position", "id")
     )
@@ -99,33 +96,40 @@ def reviewer_progress(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> t
 
 
 def reviewer_counts(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> dict[str, int]:
-    """Return the reviewer's submitted (``done``), assigned (``total``) and put-aside pending (``skipped``) items."""
-    submitted = Q(review__status=Review.Status.SUBMITTED)
-    return ReviewAssignment.objects.filter(round_item__round=round, reviewer=reviewer).aggregate(
-        done=Count("id", filter=submitted),
-        total=Count("id"),
-        skipped=Count("id", filter=Q(skipped_at__isnull=False) & ~submitted),
+    """Return the reviewer's submitted (``done``), assigned (``total``) and put-aside pending (``skipped``) items,
+    as stored (``ReviewerProgress``), not counted."""
+    row = (
+        ReviewerProgress.objects.filter(round=round, reviewer=reviewer)
+        .values("submitted", "assigned", "skipped")
+        .first()
     )
+    row = row or {"submitted": 0, "assigned": 0, "skipped": 0}
+    return {"done": row["submitted"], "total": row["assigned"], "skipped": row["skipped"]}
 
 
 def next_assignment(
-    *, round: ScreeningRound, reviewer: AbstractBaseUser, after: int | None = None
+    *, round: ScreeningRound, reviewer: AbstractBaseUser, after: int | ReviewAssignment | None = None
 ) -> ReviewAssignment | None:
     """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around).
 
-    When ``after`` is not itself pending (it was just submitted), the queue starts again from the top. One indexed
-    query: the pending assignments after ``after`` sort before those that wrap around.
+    When ``after`` is not itself pending (it was just submitted), the queue starts again from the top. ``after`` may
+    be the assignment as read (no query for it) or its id (read again, for a caller that just changed it). Each read is
+    one seek on the open queue's partial index: the first pending assignment after ``after``, and only at the end
+    of the queue the first one from the top.
     """
-    submitted = Q(review__status=Review.Status.SUBMITTED)
-    pending = reviewer_queue(round=round, reviewer=reviewer).filter(Q(review__isnull=True) | ~submitted)
+    pending = reviewer_queue(round=round, reviewer=reviewer).filter(submitted_at__isnull=True)
     if after is None:
         return pending.first()
-    current = ReviewAssignment.objects.filter(pk=after)
-    position = Subquery(current.values("position")[:1])
-    later = Q(position__gt=position) | Q(position=position, id__gt=after)
-    restart = Exists(current.filter(submitted))
-    order = Case(When(restart, then=Value(0)), When(later, then=Value(0)), default=Value(1))
-    return pending.exclude(pk=after).annotate(wrapped=order).order_by("wrapped", "position", "id").first()
+    if isinstance(after, ReviewAssignment):
+        current = after
+    else:
+        current = ReviewAssignment.objects.filter(pk=after).only("position", "submitted_at").first()
+    if current is not None and current.submitted_at is None:
+        later = Q(position__gt=current.position) | Q(position=current.position, id__gt=current.pk)
+        nxt = pending.filter(later).first()
+        if nxt is not None:
+            return nxt
+    return pending.exclude(pk=getattr(after, "pk", after)).first()
 
 
 def _submitted(assignment: ReviewAssignment) -> bool:
@@ -307,25 +311,18 @@ def previous_review(
 
     Without ``before``, or when ``before`` is not submitted yet, return the reviewer's latest submitted review.
     """
-    submitted = ReviewAssignment.objects.filter(
-        round_item__round=round, reviewer=reviewer, review__status=Review.Status.SUBMITTED
-    ).order_by("-review__submitted_at", "-review__id")
-    review = getattr(before, "review", None) if before is not None else None
-    if review is not None and review.status == Review.Status.SUBMITTED:
-        submitted = submitted.filter(
-            Q(review__submitted_at__lt=review.submitted_at)
-            | Q(review__submitted_at=review.submitted_at, review__id__lt=review.pk)
-        )
+    submitted = ReviewAssignment.objects.filter(round=round, reviewer=reviewer, submitted_at__isnull=False).order_by(
+        "-submitted_at", "-id"
+    )
+    moment = before.submitted_at if before is not None else None
+    if moment is not None:
+        submitted = submitted.filter(Q(submitted_at__lt=moment) | Q(submitted_at=moment, id__lt=before.pk))
     return submitted.first()
 
 
 def skipped_reviews(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
     """Return the items the reviewer put aside and has not submitted yet, in queue order."""
-    return (
-        reviewer_queue(round=round, reviewer=reviewer)
-        .filter(skipped_at__isnull=False)
-        .exclude(review__status=Review.Status.SUBMITTED)
-    )
+    return reviewer_queue(round=round, reviewer=reviewer).filter(skipped_at__isnull=False, submitted_at__isnull=True)
 
 
 def round_item_list(*, round: ScreeningRound, outcome: str = "", dimension: str = "", kind: str = "") -> QuerySet:
@@ -345,17 +342,11 @@ def round_item_list(*, round: ScreeningRound, outcome: str = "", dimension: str 
 
 def round_list(*, user: AbstractBaseUser, status: str = "", benchmark: str = "") -> QuerySet[ScreeningRound]:
     """Return rounds, open ones first and newest first, with their size and the user's own progress, in SQL."""
-    sizes = RoundItem.objects.filter(round=OuterRef("pk")).order_by().values("round")
-    mine = (
-        ReviewAssignment.objects.filter(round_item__round=OuterRef("pk"), reviewer=user.pk)
-        .order_by()
-        .values("round_item__round")
-    )
-    submitted = Q(review__status=Review.Status.SUBMITTED)
+    mine = ReviewerProgress.objects.filter(round=OuterRef("pk"), reviewer=user.pk)
     rounds = ScreeningRound.objects.select_related("benchmark", "opened_by", "closed_by").annotate(
-        n_items=Coalesce(Subquery(sizes.annotate(n=Count("id")).values("n")), 0),
-        my_assigned=Coalesce(Subquery(mine.annotate(n=Count("id")).values("n")), 0),
-        my_submitted=Coalesce(Subquery(mine.annotate(n=Count("id", filter=submitted)).values("n")), 0),
+        n_items=F("size"),
+        my_assigned=Coalesce(Subquery(mine.values("assigned")[:1]), 0),
+        my_submitted=Coalesce(Subquery(mine.values("submitted")[:1]), 0),
     )
     if status:
         rounds = rounds.filter(status=status)
@@ -369,15 +360,14 @@ def reviewer_assignments(*, reviewer: AbstractBaseUser, round: int | None = None
     assignments = (
         ReviewAssignment.objects.filter(reviewer=reviewer)
         .select_related("round_item__item", "review")
-        .order_by("round_item__round_id", "position", "id")
+        .order_by("round_id", "position", "id")
     )
     if round is not None:
-        assignments = assignments.filter(round_item__round_id=round)
-    submitted = Q(review__status=Review.Status.SUBMITTED)
+        assignments = assignments.filter(round_id=round)
     if state == "pending":
-        assignments = assignments.exclude(submitted)
+        assignments = assignments.filter(submitted_at__isnull=True)
     elif state == "submitted":
-        assignments = assignments.filter(submitted)
+        assignments = assignments.filter(submitted_at__isnull=False)
     elif state == "skipped":
-        assignments = assignments.filter(skipped_at__isnull=False).exclude(submitted)
+        assignments = assignments.filter(skipped_at__isnull=False, submitted_at__isnull=True)
     return assignments

@@ -1,19 +1,28 @@
 """Services and reads for screening rounds: open, review blind, close, adjudicate, statistics."""
 
 from collections import Counter
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from items import selectors
 from items.models import Benchmark, Item, StatusDecision
 from items.services import item_status_decide
-from screening.models import Criterion, Review, ReviewAssignment, ReviewChange, RoundItem, ScreeningRound
+from screening.models import (
+    Criterion,
+    Review,
+    ReviewAssignment,
+    ReviewChange,
+    ReviewerProgress,
+    RoundItem,
+    ScreeningRound,
+)
 from screening.selectors import round_statistics_data
 
 UNREVIEWED_CHOICES = ("return_to_authors", "decide_on_submitted")
@@ -108,7 +117,14 @@ def round_open(
         ranked = sorted(reviewers, key=lambda u: (u.pk == author, load[u.pk], u.get_username()))
         for reviewer in ranked[:reviewers_per_item]:
             load[reviewer.pk] += 1
-            ReviewAssignment.objects.create(round_item=round_item, reviewer=reviewer, position=load[reviewer.pk])
+            ReviewAssignment.objects.create(
+                round_item=round_item, round=round, reviewer=reviewer, position=load[reviewer.pk]
+            )
+    ReviewerProgress.objects.bulk_create(
+        ReviewerProgress(round=round, reviewer_id=reviewer_id, assigned=n) for reviewer_id, n in load.items() if n
+    )
+    round.size = len(items)
+    round.save(update_fields=["size"])
     for item in items:
         item_status_decide(
             item=item,
@@ -213,7 +229,43 @@ def review_submit(
     review.submitted_at = timezone.now()
     review.full_clean()
     review.save()
+    assignment = ReviewAssignment.objects.select_for_update().get(pk=review.assignment_id)
+    ReviewAssignment.objects.filter(pk=assignment.pk).update(submitted_at=review.submitted_at)
+    _progress(assignment, submitted=1, skipped=-1 if assignment.skipped_at else 0)
     return review
+
+
+def _progress(assignment: ReviewAssignment, **changes: int) -> None:
+    """Add to the reviewer's counts in the assignment's round (in the caller's transaction)."""
+    mine = ReviewerProgress.objects.filter(round_id=assignment.round_id, reviewer_id=assignment.reviewer_id)
+    mine.update(**{field: F(field) + delta for field, delta in changes.items() if delta})
+
+
+@transaction.atomic
+def progress_recount(*, round: ScreeningRound) -> list[ReviewerProgress]:
+    """Rebuild a round's stored counts (its size, each assignment's submission time, each reviewer's progress) from
+    its items, assignments and reviews; for data written without the services (bulk loads, repairs)."""
+    round.size = RoundItem.objects.filter(round=round).count()
+    round.save(update_fields=["size"])
+    assignments = ReviewAssignment.objects.filter(round_item__round=round)
+    assignments.update(round=round)
+    submitted = Review.objects.filter(assignment=OuterRef("pk"), status=Review.Status.SUBMITTED)
+    assignments.update(submitted_at=Subquery(submitted.values("submitted_at")[:1]))
+    decided = Q(submitted_at__isnull=False, round_item__outcome__in=DECIDED)
+    rows = (
+        ReviewAssignment.objects.filter(round=round)
+        .values("reviewer_id")
+        .annotate(
+            assigned=Count("id"),
+            submitted=Count("submitted_at"),
+            skipped=Count("id", filter=Q(skipped_at__isnull=False, submitted_at__isnull=True)),
+            decided=Count("id", filter=decided),
+            agreed=Count("id", filter=decided & Q(review__decision=F("round_item__outcome"))),
+        )
+        .order_by()
+    )
+    ReviewerProgress.objects.filter(round=round).delete()
+    return ReviewerProgress.objects.bulk_create(ReviewerProgress(round=round, **row) for row in rows)
 
 
 def _review_values(review: Review) -> dict:
@@ -260,11 +312,13 @@ def review_skip(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> ReviewA
     if Review.objects.filter(assignment=assignment, status=Review.Status.SUBMITTED).exists():
         raise ValidationError(_("You already reviewed this item; there is nothing to skip."))
     last = (
-        ReviewAssignment.objects.filter(round_item__round_id=round_item.round_id, reviewer=reviewer)
-        .order_by("-position")
+        ReviewAssignment.objects.filter(round_id=round_item.round_id, reviewer=reviewer)
+        .order_by("-position", "-id")
         .values_list("position", flat=True)
         .first()
     )
+    if assignment.skipped_at is None:
+        _progress(assignment, skipped=1)
     assignment.position = (last or 0) + 1
     assignment.skipped_at = timezone.now()
     assignment.save(update_fields=["position", "skipped_at"])
@@ -316,6 +370,7 @@ def round_close(
             % {"n": len(incomplete)}
         )
     counts: Counter = Counter()
+    agreement: dict[int, Counter] = {}
     for ri in round_items:
         decisions = [
             a.review.decision
@@ -331,8 +386,11 @@ def round_close(
         ri.outcome = outcome
         ri.save(update_fields=["outcome"])
         counts[outcome] += 1
+        if outcome in DECIDED:
+            _count_agreement(agreement, ri.assignments.all(), outcome)
         if outcome in _OUTCOME_STATUS:
             _apply_outcome(ri, user=user, reason=note)
+    _store_agreement(round.pk, agreement)
     round.status = ScreeningRound.Status.CLOSED
     round.closed_by, round.closed_at = user, timezone.now()
     round.close_note = note or (f"unreviewed: {unreviewed}" if incomplete else "")
@@ -375,5 +433,30 @@ def round_item_adjudicate(*, round_item: RoundItem, user: AbstractBaseUser, deci
     round_item.adjudication_note = note.strip()
     round_item.full_clean()
     round_item.save()
+    agreement: dict[int, Counter] = {}
+    _count_agreement(agreement, round_item.assignments.select_related("review"), decision)
+    _store_agreement(round_item.round_id, agreement)
     _apply_outcome(round_item, user=user, reason=round_item.adjudication_note, adjudicated=True)
     return round_item
+
+
+# Outcomes that are a decision: a reviewer's submitted review of such an item agrees with it or not.
+DECIDED = ("accept", "revise", "reject")
+
+
+def _count_agreement(agreement: dict[int, Counter], assignments: Iterable[ReviewAssignment], outcome: str) -> None:
+    """Count each reviewer's submitted reviews of an item decided ``outcome``, and those that agree with it."""
+    for a in assignments:
+        review = getattr(a, "review", None)
+        if review is not None and review.status == Review.Status.SUBMITTED:
+            counter = agreement.setdefault(a.reviewer_id, Counter())
+            counter["decided"] += 1
+            counter["agreed"] += review.decision == outcome
+
+
+def _store_agreement(round_id: int, agreement: dict[int, Counter]) -> None:
+    """Add the counted agreement to each reviewer's stored progress in the round (one update a reviewer)."""
+    for reviewer_id, counter in agreement.items():
+        ReviewerProgress.objects.filter(round_id=round_id, reviewer_id=reviewer_id).update(
+            decided=F("decided") + counter["decided"], agreed=F("agreed") + counter["agreed"]
+        )

@@ -171,7 +171,7 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         values.update({k: v for k, v in _posted_scores(request).items() if v})
     counts = selectors.reviewer_counts(round=round, reviewer=request.user)
     done, total = counts["done"], counts["total"]
-    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment_obj.pk)
+    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment_obj)
     previous = selectors.previous_review(round=round, reviewer=request.user, before=assignment_obj)
     put_aside = selectors.skipped_reviews(round=round, reviewer=request.user).exclude(pk=assignment_obj.pk)
     skipped = list(put_aside[:SKIPPED_SHOWN]) if counts["skipped"] else []

@@ -60,6 +60,7 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
     from items.synthetic import scenarios
     from labelling import services as labelling_services
     from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+    from screening import services as screening_services
     from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
 
     user_model = get_user_model()
@@ -151,7 +152,9 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
         assignments = []
         for k, round_item in enumerate(RoundItem.objects.filter(round=screening_round).order_by("pk")):
             pair = [lead, experts[k % 10]] if k % 3 == 0 else [experts[k % 10], experts[(k + 1) % 10]]
-            assignments += [ReviewAssignment(round_item=round_item, reviewer=r, position=k) for r in pair]
+            assignments += [
+                ReviewAssignment(round_item=round_item, round=screening_round, reviewer=r, position=k) for r in pair
+            ]
         ReviewAssignment.objects.bulk_create(assignments, batch_size=5000)
         now, reviews = timezone.now(), []
         for assignment in ReviewAssignment.objects.filter(round_item__round=screening_round):
@@ -165,6 +168,8 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
                 Review(assignment=assignment, status="submitted", decision=decision, scores=scores, submitted_at=now)
             )
         Review.objects.bulk_create(reviews, batch_size=5000)
+        # Reviews written directly: fill in the stored counts the screening services keep.
+        screening_services.progress_recount(round=screening_round)
     open_prompts = [item for item in items if item.kind == "open_prompt"]
     ModelResponse.objects.bulk_create(
         [
@@ -278,6 +283,8 @@ def pages() -> list[tuple[str, str, str]]:
     release = evaluation.release
     return [
         ("home", expert, "/"),
+        ("home", MARKER, "/"),
+        ("home", "bench_1", "/"),
         ("item list", expert, "/items/"),
         ("item list, last page", expert, f"/items/?page={last}"),
         ("item search colleague", expert, "/items/?q=colleague"),
