@@ -49,28 +49,64 @@ def estimate_seconds_left(*, percent: float, elapsed_seconds: float | None) -> i
     return int(elapsed_seconds * (100.0 - percent) / percent)
 
 
-def run_progress(run: EvaluationRun, *, models: int | None = None) -> dict:
+def _rows_of(llm_runs: list[EvaluationLLMRun]) -> list[dict]:
+    """The sums ``run_progress`` reads from the database, from the run's LLM runs already read with theirs."""
+    rows: dict[str, dict] = {}
+    for link in llm_runs:
+        llm_run = link.llm_run
+        row = rows.setdefault(
+            link.kind,
+            {
+                "kind": link.kind,
+                "planned": 0,
+                "done": 0,
+                "cached": 0,
+                "failed": 0,
+                "runs": 0,
+                "collected": 0,
+                "unfinished": 0,
+                "started": None,
+            },
+        )
+        for key in ("planned", "done", "cached", "failed"):
+            row[key] += getattr(llm_run, key) or 0
+        row["runs"] += 1
+        row["collected"] += bool(link.collected)
+        row["unfinished"] += llm_run.status not in Run.FINISHED
+        if llm_run.started_at and (row["started"] is None or llm_run.started_at < row["started"]):
+            row["started"] = llm_run.started_at
+    return list(rows.values())
+
+
+def run_progress(
+    run: EvaluationRun, *, models: int | None = None, llm_runs: list[EvaluationLLMRun] | None = None
+) -> dict:
     """Return the run's phase, overall percentage, estimated seconds left, whether it is done, and call counts.
 
     Two queries, whatever the size of the run: the run's LLM runs summed per kind, and its number of models (one
-    when the caller gives ``models``, the number it has read already).
+    when the caller gives ``models``, the number it has read already; none when it also gives ``llm_runs``, the
+    run's ``EvaluationLLMRun`` rows with their ``llm_run``).
     ``counts`` holds planned, done, cached, failed and remaining calls over every LLM run started so far, and the
     same per kind (``responses``/``probe`` and ``judging``) under ``by_kind``.
     """
     rows = (
-        EvaluationLLMRun.objects.filter(run=run)
-        .values("kind")
-        .annotate(
-            planned=Sum("llm_run__planned"),
-            done=Sum("llm_run__done"),
-            cached=Sum("llm_run__cached"),
-            failed=Sum("llm_run__failed"),
-            runs=Count("id"),
-            collected=Count("id", filter=Q(collected=True)),
-            unfinished=Count("id", filter=~Q(llm_run__status__in=Run.FINISHED)),
-            started=Min("llm_run__started_at"),
+        _rows_of(llm_runs)
+        if llm_runs is not None
+        else (
+            EvaluationLLMRun.objects.filter(run=run)
+            .values("kind")
+            .annotate(
+                planned=Sum("llm_run__planned"),
+                done=Sum("llm_run__done"),
+                cached=Sum("llm_run__cached"),
+                failed=Sum("llm_run__failed"),
+                runs=Count("id"),
+                collected=Count("id", filter=Q(collected=True)),
+                unfinished=Count("id", filter=~Q(llm_run__status__in=Run.FINISHED)),
+                started=Min("llm_run__started_at"),
+            )
+            .order_by()
         )
-        .order_by()
     )
     by_kind: dict[str, dict] = {}
     started = None

@@ -73,12 +73,13 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         EvaluationRun.objects.select_related("release__benchmark", "judge", "budget_pool"), pk=pk
     )
     models = selectors.evaluation_run_models(run=run)
-    progress = run_progress(run, models=len(models))
+    links = selectors.evaluation_run_llm_runs(run=run)
+    progress = run_progress(run, models=len(models), llm_runs=links)
     progress["eta"] = duration_text(progress["eta_seconds"])
     context = {
         "run": run,
         "progress": progress,
-        "links": selectors.evaluation_run_llm_runs(run=run),
+        "links": links,
         "models": models,
         "may_see_llm_runs": request.user.has_perm("llm.view_run"),
         "budget_form": EvaluationBudgetForm(initial={"budget": run.budget_pool.budget if run.budget_pool else None}),

@@ -5,12 +5,14 @@ import json
 import os
 import shutil
 import tempfile
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, transaction
 from django.db.models import BinaryField, Case, QuerySet, Value, When
@@ -354,12 +356,26 @@ def release_export_checksums(*, release: Release) -> list[tuple[str, int, str]]:
     return list(ReleaseFile.objects.filter(release=release).order_by("name").values_list("name", "size", "sha256"))
 
 
-def release_frozen_size(*, release: Release) -> int:
-    """Return the number of items of a frozen release, as its freeze checklist recorded it (counted if absent)."""
-    for check in release.validation.get("checks", []):
-        if check.get("code") == "not_empty" and isinstance((check.get("params") or {}).get("n"), int):
-            return check["params"]["n"]
-    return release.entries.count()
+ENTRY_ORDER_TTL_SECONDS = 3600
+
+
+def release_entry_order(*, release: Release) -> array:
+    """Return the ids of a frozen release's pinned entries in the order its page lists them (by uid, then id).
+
+    A frozen release's entries never change, so they are sorted once and the ids kept in the cache for an hour
+    (8 bytes an entry): a page then reads its own rows only, and the last page costs what the first does. Sorting
+    on every view joined every pinned entry with its item, and PostgreSQL chose to walk the whole item table's uid
+    index from the end for the last page (13 ms at 20,000 items). A uid renamed since takes its new place within
+    the hour.
+    """
+    key = f"releases:entry-order:{release.pk}:{release.content_checksum}"
+    packed = cache.get(key)
+    if packed is None:
+        packed = array("q", release.entries.order_by("item__uid", "pk").values_list("pk", flat=True)).tobytes()
+        cache.set(key, packed, ENTRY_ORDER_TTL_SECONDS)
+    ids = array("q")
+    ids.frombytes(packed)
+    return ids
 
 
 def release_frozen_files(*, release: Release) -> tuple[list[tuple[str, int, str]], str]:

@@ -10,7 +10,6 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from core.permissions import permission_required
-from items.pagination import IdsFirstPaginator
 from releases import selectors
 from releases import services as releases
 from releases.checks import checklist_display
@@ -66,11 +65,7 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
     if release.is_frozen:
         # Everything shown was recorded at freeze (files, digests, card, checklist): read it, never write it again,
         # and list one page of the pinned items.
-        paginator = IdsFirstPaginator(
-            releases.release_page_entries(release=release),
-            ENTRIES_PER_PAGE,
-            known_count=releases.release_frozen_size(release=release),
-        )
+        paginator = Paginator(releases.release_entry_order(release=release), ENTRIES_PER_PAGE)
         checks = None
         checksums, card = releases.release_frozen_files(release=release)
     else:
@@ -81,6 +76,10 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
         card = releases.release_card_text(release=release, checks=checks, entries=entries)
         checksums = []
     page = paginator.get_page(request.GET.get("page"))
+    if release.is_frozen:
+        # The page holds ids in order; read their rows (one query).
+        rows = releases.release_page_entries(release=release).in_bulk(list(page.object_list))
+        page.object_list = [rows[pk] for pk in page.object_list if pk in rows]
     others = selectors.release_others(release=release)
     return render(
         request,

@@ -196,6 +196,7 @@ def lead_overview() -> dict:
         n = row["closed_n"] or 0
         entry["reviewers"].append(
             {
+                "reviewer_id": row["reviewer_id"],
                 "username": row["reviewer__username"],
                 "done": row["done"],
                 "total": row["total"],
@@ -262,13 +263,34 @@ def item_feedback(*, item: object) -> list[RoundFeedback]:
 def screening_panel(user: AbstractBaseUser) -> dict:
     """The user's review queue, items sent back to them, and for a lead the rounds to close and conflicts."""
     context: dict = {}
-    if user.has_perm("screening.review_item"):
-        context["review_queue"] = review_queue(user=user)
-    if user.has_perm("items.add_item"):
-        context["sent_back"] = sent_back(user=user)
     if user.has_perm("screening.manage_round"):
         context["lead"] = lead_overview()
+    if user.has_perm("screening.review_item"):
+        lead = context.get("lead")
+        # A lead's own queue is among every reviewer's progress the lead overview has read.
+        context["review_queue"] = review_queue_of(lead, user=user) if lead else review_queue(user=user)
+    if user.has_perm("items.add_item"):
+        context["sent_back"] = sent_back(user=user)
     return context
+
+
+def review_queue_of(overview: dict, *, user: AbstractBaseUser) -> list[dict]:
+    """Return ``review_queue(user=user)`` from ``lead_overview()``, which holds every reviewer's open rounds."""
+    return [
+        {
+            "round_id": entry["round_id"],
+            "title": entry["title"],
+            "number": entry["number"],
+            "deadline": entry["deadline"],
+            "done": mine["done"],
+            "total": mine["total"],
+            "left": mine["total"] - mine["done"],
+            "percent": mine["percent"],
+        }
+        for entry in overview["rounds"]
+        for mine in entry["reviewers"]
+        if mine["reviewer_id"] == user.pk
+    ]
 
 
 @home.item_section

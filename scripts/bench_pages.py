@@ -38,6 +38,8 @@ def setup_django() -> None:
         folder = Path(tempfile.mkdtemp(prefix="eistudio-bench-pages-"))
         os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'db.sqlite3'}"
     os.environ.setdefault("DEBUG", "1")  # no HTTPS redirect for the test client; pages and queries are the same
+    # The cache production uses (DEBUG would choose the in-process one): a cached value costs its query here too.
+    os.environ.setdefault("CACHE_BACKEND", "database")
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     import django
 
@@ -331,6 +333,9 @@ def measure(runs: int, items: int, only: list[str] | None = None, show_queries: 
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from core.startup import settle
+
+    settle()  # as a web process does before its first request (config.wsgi)
     clients: dict[str, Client] = {}
     results = []
     for page, username, url in pages():
@@ -357,6 +362,8 @@ def measure(runs: int, items: int, only: list[str] | None = None, show_queries: 
         client.get(url)
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
+        if os.environ.get("BENCH_TIMES"):
+            print("   ", page, [round(t) for t in times], flush=True)
         times.sort()
         row = {
             "page": page,
@@ -402,6 +409,7 @@ def main() -> None:
         started = time.perf_counter()
         finish(random.Random(args.seed))  # a build stopped before its studies: finish it
         print(f"finished the build in {time.perf_counter() - started:.0f} s", flush=True)
+    call_command("createcachetable", verbosity=0)
     items = Item.objects.count()
     print(f"pages at {items} items ({os.environ['DATABASE_URL'].split('@')[-1]})", flush=True)
     results = measure(args.runs, items, only=args.only, show_queries=args.queries)

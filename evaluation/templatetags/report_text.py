@@ -1,6 +1,7 @@
 """Template filters that turn a report's codes into words a reader understands, in the active language."""
 
 import re
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from django import template
 from django.utils.translation import gettext as _
@@ -109,3 +110,20 @@ def report_note(text: str) -> str:
         if match:
             return translate(match)
     return _reason(text)
+
+
+@register.filter
+def decimals(value: object, places: int = 2) -> str:
+    """``floatformat:places`` for a report's many numbers, at a fraction of its cost: rounded half up as floatformat
+    rounds, without its localisation pass (the interface languages write decimals the same way and group no
+    thousands); "" for no number, as floatformat gives. A report page formats about 800 numbers."""
+    if value is None or value == "":
+        return ""
+    try:
+        number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value))
+    except (InvalidOperation, ValueError, TypeError):
+        return ""
+    if not number.is_finite():
+        return str(value)
+    rounded = number.quantize(Decimal(1).scaleb(-int(places)), rounding=ROUND_HALF_UP)
+    return f"{abs(rounded) if rounded == 0 else rounded:f}"

@@ -5,6 +5,7 @@ import pytest
 from evaluation import services
 from evaluation.models import EvaluationRun
 from evaluation.progress import estimate_seconds_left, overall_percent, run_progress
+from evaluation.selectors import evaluation_run_llm_runs
 from tests.factories import drive_evaluation_run
 
 HTMX = {"HX-Request": "true"}
@@ -42,6 +43,8 @@ def started_run(frozen_release, primary, make_endpoint, researcher):
 
 def test_run_progress_reports_phase_percent_and_counts(started_run):
     progress = run_progress(started_run)
+    # The page passes the LLM runs it has read: the same answer, without the query.
+    assert run_progress(started_run, llm_runs=evaluation_run_llm_runs(run=started_run)) == progress
     assert progress["phase"] == EvaluationRun.Phase.RESPONSES
     assert progress["running"] and not progress["done"]
     assert progress["percent"] == 0.0
@@ -51,6 +54,7 @@ def test_run_progress_reports_phase_percent_and_counts(started_run):
     drive_evaluation_run(started_run)
     started_run.refresh_from_db()
     done = run_progress(started_run)
+    assert run_progress(started_run, llm_runs=evaluation_run_llm_runs(run=started_run)) == done
     assert done["done"] and done["percent"] == 100.0 and done["eta_seconds"] is None
     assert done["counts"]["by_kind"]["judging"]["done"] > 0
 

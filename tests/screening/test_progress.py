@@ -113,3 +113,15 @@ def test_the_queue_goes_on_after_the_current_item_wraps_around_and_previous_foll
     assert selectors.previous_review(round=round, reviewer=reviewer) == first
     assert selectors.previous_review(round=round, reviewer=reviewer, before=first) == second
     assert selectors.reviewer_counts(round=round, reviewer=reviewer) == {"done": 2, "total": len(queue), "skipped": 0}
+
+
+def test_a_leads_queue_read_from_the_lead_overview_equals_the_queue_read_alone(candidates, lead, reviewers):
+    from screening.home import lead_overview, review_queue, review_queue_of
+
+    round = make_screening_round(user=lead, reviewers=[lead, *reviewers], reviewers_per_item=len(reviewers) + 1)
+    first = selectors.next_assignment(round=round, reviewer=lead)
+    screening.review_submit(round_item=first.round_item, reviewer=lead, scores=REVIEW_SCORES, decision="accept")
+    mine = review_queue(user=lead)
+    assert mine and mine[0]["done"] == 1
+    assert review_queue_of(lead_overview(), user=lead) == mine
+    assert review_queue_of(lead_overview(), user=reviewers[0]) == review_queue(user=reviewers[0])
