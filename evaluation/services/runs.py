@@ -1,11 +1,13 @@
 """Evaluation runs: create, estimate, start, advance through the phases, compute the report, cancel."""
 
+import logging
 from decimal import Decimal
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from calibration.models import CombineRule, Judge
@@ -19,6 +21,8 @@ from llm import services as llm_services
 from llm.calls import build_request, rough_request_cost
 from llm.models import BudgetPool, Endpoint, Run
 from releases.models import Release
+
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -331,7 +335,27 @@ def advance_locked(run: EvaluationRun, *, user: AbstractBaseUser | None, start: 
         _share_budget(run)
         return run.phase
     _report_store(run)
+    # Draw the page's figures now, in the worker that finished the run, so the first reader does not wait for them.
+    transaction.on_commit(lambda: figures_draw(run_id=run.pk))
     return run.phase
+
+
+def figures_draw(*, run_id: int) -> None:
+    """Draw a finished run's page figures (SVG) in every interface language into the shared cache.
+
+    The page draws any that are missing itself, so a failure here costs the first reader the wait, nothing else.
+    """
+    from evaluation.report.files import run_figures
+
+    run = EvaluationRun.objects.filter(pk=run_id, report__isnull=False).first()
+    if run is None:
+        return
+    for language, _name in settings.LANGUAGES:
+        try:
+            with translation.override(language):
+                run_figures(run, "svg")
+        except Exception:  # noqa: BLE001 (the page draws them on demand)
+            logger.exception("Drawing the figures of evaluation run %s in %s failed", run_id, language)
 
 
 @transaction.atomic

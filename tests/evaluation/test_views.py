@@ -1,5 +1,6 @@
 """Evaluation pages: the report with its charts and files, the drill-down, and the report command."""
 
+import pytest
 from django.core.management import call_command
 
 from evaluation import selectors
@@ -51,3 +52,26 @@ def test_the_run_page_sets_and_raises_the_budget(frozen_release, primary, make_e
     run.budget_pool.refresh_from_db()
     assert run.budget_pool.budget == Decimal("2.5")
     assert [str(m) for m in refused.context["messages"]]
+
+
+def test_the_run_that_finishes_draws_its_page_figures_for_the_first_reader(
+    frozen_release, primary, make_endpoint, researcher, login, monkeypatch, django_capture_on_commit_callbacks
+):
+    from evaluation import services
+    from evaluation.report import files
+    from tests.factories import drive_evaluation_run
+
+    endpoints = [make_endpoint("sim-mcq-acc90"), make_endpoint("sim-style-concise")]
+    run = services.evaluation_run_create(
+        name="drawn", release=frozen_release, endpoints=endpoints, languages=["en"], user=researcher
+    )
+    services.evaluation_run_start(run=run, user=researcher, start=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        drive_evaluation_run(run)
+    # Drawn in both interface languages when the report was stored: the page only reads them.
+    monkeypatch.setattr(files, "figures", lambda *args, **kwargs: pytest.fail("the page drew a figure"))
+    client = login(researcher)
+    assert 'src="data:image/svg+xml;base64,' in client.get(f"/evaluation/{run.pk}/").content.decode()
+    client.cookies["django_language"] = "zh-hans"
+    chinese = client.get(f"/evaluation/{run.pk}/").content.decode()
+    assert 'lang="zh-hans"' in chinese and 'src="data:image/svg+xml;base64,' in chinese
