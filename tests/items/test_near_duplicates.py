@@ -202,3 +202,15 @@ def test_the_command_rebuilds_the_index_from_scratch(taxonomy):
     assert ItemSignatureBand.objects.count() == 4 * lsh.BANDS
     with pytest.raises(CommandError, match="no benchmark nope"):
         call_command("similarity_index", "--benchmark", "nope")
+
+
+def test_band_rows_follow_their_signature_without_database_constraints(taxonomy):
+    original, _copy = make_pair("bands")
+    signatures_of = ItemSignature.objects.filter(item=original)
+    before = set(ItemSignatureBand.objects.filter(signature__in=signatures_of).values_list("signature_id", "band"))
+    assert before
+    revise(original, content("A different story about a lost dog and a neighbour.", "邻居帮忙找狗的故事。"))
+    after = set(ItemSignatureBand.objects.filter(signature__in=signatures_of).values_list("signature_id", "band"))
+    assert len(after) == len(before)  # re-signed: the old band rows were replaced, not added to
+    signatures_of.delete()
+    assert not ItemSignatureBand.objects.filter(signature_id__in=[s for s, _band in after]).exists()
