@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from llm.models import Endpoint, LLMCall, Run
+from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunBatch
 
 
 @admin.register(Endpoint)
@@ -37,3 +37,49 @@ class RunAdmin(admin.ModelAdmin):
     list_filter = ["status", "endpoint"]
     search_fields = ["name", "purpose"]
     readonly_fields = ["planned", "done", "cached", "failed", "spent", "estimated_cost", "heartbeat_at"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows the workers and services keep: shown for inspection, never added, edited or deleted by hand."""
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: object, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(RunBatch)
+class RunBatchAdmin(ReadOnlyAdmin):
+    """Provider batches of batch-mode runs: where each chunk's batch stands at the provider."""
+
+    list_display = [
+        "id",
+        "run",
+        "chunk",
+        "attempt",
+        "status",
+        "provider_status",
+        "provider_batch_id",
+        "completed_requests",
+        "failed_requests",
+        "reserved",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["status"]
+    search_fields = ["key", "provider_batch_id", "run__name"]
+    list_select_related = ["run", "chunk"]
+    exclude = ["requests"]
+
+
+@admin.register(BudgetPool)
+class BudgetPoolAdmin(ReadOnlyAdmin):
+    """Budgets shared by runs (an evaluation's LLM runs share one). Raise a budget on the run's page or through
+    the API: that also resumes the runs it paused."""
+
+    list_display = ["id", "name", "budget", "spent", "reserved", "created_at"]
+    search_fields = ["name"]

@@ -6,5 +6,7 @@ _USE = ["llm.view_endpoint", "llm.view_run", "llm.view_llmcall", "llm.run_llm"]
 
 PERMISSIONS = {
     RESEARCHER: _USE,
-    ADMIN: _USE + ["llm.manage_endpoint", "llm.add_endpoint", "llm.change_endpoint"],
+    # Provider batches and budget pools are shown read-only in the admin site.
+    ADMIN: _USE
+    + ["llm.manage_endpoint", "llm.add_endpoint", "llm.change_endpoint", "llm.view_runbatch", "llm.view_budgetpool"],
 }
