@@ -353,6 +353,18 @@ class ChunkStore:
             return self._budget_blocked(), None
         return "ok", {"pk": row.pk, "attempt": attempt, "key": row.key, "provider_batch_id": ""}
 
+    def batches_open_at_provider(self) -> list[tuple[int, str]]:
+        """Return (pk, provider batch id) of the run's batches still open, with an id at the provider."""
+        return list(
+            RunBatch.objects.filter(run_id=self.run_id, status__in=RunBatch.OPEN)
+            .exclude(provider_batch_id="")
+            .values_list("pk", "provider_batch_id")
+        )
+
+    def batches_cancelled(self, pks: list[int]) -> None:
+        """Mark batches cancelled and give back what they had reserved (the run no longer wants their results)."""
+        self._batches_close([(pk, RunBatch.Status.CANCELLED) for pk in pks], now=timezone.now())
+
     def batch_submitted(self, pk: int, provider_batch_id: str, input_file_id: str) -> None:
         RunBatch.objects.filter(pk=pk).update(
             status=RunBatch.Status.SUBMITTED,

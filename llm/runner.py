@@ -23,7 +23,8 @@ every worker.
 Batch mode: a chunk's requests go to the provider as one batch (``llm.batches``). The ``RunBatch`` row is written
 ("creating", with its requests) before the provider is asked, and the provider's batch id right after; a worker
 that finds a row "creating" without an id looks the batch up by its key in the provider's metadata before creating
-one. The results are stored as ordinary calls, in the same transaction that marks the batch finished.
+one. The results are stored as ordinary calls, in the same transaction that marks the batch finished. When the run
+is cancelled (or fails) while a worker follows its batches, the worker asks the provider to cancel the open ones.
 
 Budgets: before a live request is sent (or a batch created) its most possible cost is reserved on the run with a
 conditional UPDATE (``spent + reserved + cost <= budget``), so the budget holds across workers; the reservation is
@@ -87,15 +88,18 @@ class RunWorker(ChunkStore):
             self.reservations[spec.ident] = amount
         return await executor.call(spec)
 
-    async def _provider(self, executor: Executor, method: object, *args: object, **kwargs: object) -> object:
-        """Call the Files or Batches API, again after transient errors; raise ``BatchProviderError`` for others."""
+    async def _provider(
+        self, executor: Executor, method: object, *args: object, attempts: int | None = None, **kwargs: object
+    ) -> object:
+        """Call the Files or Batches API, again after transient errors (at most ``attempts`` times if given); raise
+        ``BatchProviderError`` for others."""
         tries = 0
         while True:
             try:
                 return await method(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - classified: transient errors are retried, others reported
                 kind, message, transient = batches.failure_of(exc, base_url=self.config.base_url)
-                if not transient:
+                if not transient or (attempts is not None and tries + 1 >= attempts):
                     raise BatchProviderError(kind, message) from exc
                 delay = backoff_delay(tries, base=self.config.backoff_base, cap=self.config.backoff_max)
                 logger.warning("Run %s: batch API error (%s); trying again in %.1f s", self.run_id, message, delay)
@@ -192,6 +196,19 @@ class RunWorker(ChunkStore):
             lease, results.outcomes, results.retry, (row["pk"], lease.chunk_id, final), attempt=row["attempt"]
         )
 
+    async def _batches_cancel(self, executor: Executor) -> None:
+        """Ask the provider to cancel the run's open batches: the run was cancelled (or failed) and nobody will read
+        them. A refusal (the batch finished meanwhile) is logged; every one is marked cancelled here."""
+        rows = await self._db(self.batches_open_at_provider)
+        for _pk, batch_id in rows:
+            try:
+                await self._provider(executor, executor.client.batches.cancel, batch_id, attempts=3)
+            except BatchProviderError as exc:
+                logger.warning("Run %s: the provider did not cancel batch %s: %s", self.run_id, batch_id, exc)
+        if rows:
+            await self._db(self.batches_cancelled, [pk for pk, _batch_id in rows])
+            logger.info("Run %s: %s provider batches cancelled", self.run_id, len(rows))
+
     def _request_stop(self, signum: int, previous: object) -> None:
         """Stop taking chunks and finish what is in flight; let db_worker's own handler see the signal too."""
         logger.warning("Run %s: %s received, finishing requests in flight", self.run_id, signal.strsignal(signum))
@@ -209,7 +226,7 @@ class RunWorker(ChunkStore):
         buffer: list[CallOutcome] = []
         finished_batches: list[tuple[int, int, str]] = []
         target = max(2 * self.config.max_concurrency, 8)
-        stopping = cancelling = False
+        stopping = cancelling = provider_cancelled = False
         more_chunks = True
         last_flush = time.monotonic()
         heartbeat_every = max(self.lease_seconds / 3, 0.2)
@@ -283,6 +300,9 @@ class RunWorker(ChunkStore):
                     if cancelling:
                         for task in list(inflight):
                             task.cancel()
+                        if self.batch_mode and not provider_cancelled:
+                            provider_cancelled = True
+                            await self._batches_cancel(executor)
                     continue
                 if not inflight and not buffer and not finished_batches:
                     if stopping:

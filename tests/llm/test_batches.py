@@ -170,3 +170,24 @@ def _config(endpoint):
     from llm.recording import endpoint_config
 
     return endpoint_config(endpoint)
+
+
+def test_cancelling_a_run_cancels_its_open_batches_at_the_provider(transactional_db, batch_endpoint, batch_sim):
+    import threading
+    import time
+
+    batch_sim.configure(batch_delay_ms=60_000)  # the batches stay in progress until cancelled
+    run = plan(batch_endpoint(), mcq_prompts(25))
+    worker = threading.Thread(target=runner.run_work, kwargs={"run_id": run.pk})
+    worker.start()
+    deadline = time.monotonic() + 30
+    while RunBatch.objects.filter(run=run).exclude(provider_batch_id="").count() < 3:
+        assert time.monotonic() < deadline, "the worker did not create the batches"
+        time.sleep(0.05)
+    services.run_cancel(run=run)
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert batch_sim.stats()["batches_by_status"] == {"cancelled": 3}
+    assert set(RunBatch.objects.filter(run=run).values_list("status", flat=True)) == {RunBatch.Status.CANCELLED}
+    run.refresh_from_db()
+    assert run.status == Run.Status.CANCELLED and run.reserved == 0
