@@ -1,4 +1,5 @@
-"""Demo data for ``make run``: taxonomy, one account per role, demo items. Idempotent."""
+"""Demo data for ``make run``: taxonomy, one account per role, demo items, a frozen release and an open screening
+round with the demo expert's queue. Idempotent."""
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -9,6 +10,8 @@ from items import services
 from items.models import Benchmark
 from releases import services as releases
 from releases.models import Release
+from screening import services as screening
+from screening.models import ScreeningRound
 
 DEMO_PASSWORD = "demo-pass-2026"
 DEMO_RELEASE = "0.1.0"
@@ -49,6 +52,15 @@ def demo_seed() -> dict:
             release=release,
             user=admin,
             override_reason="Demo sample: far fewer items than FACET's per-dimension targets.",
+        )
+    if not ScreeningRound.objects.filter(benchmark=facet).exists():
+        # The draft items under review, so that the expert's home page has a queue to work through.
+        screening.round_open(
+            benchmark=facet,
+            title="Demo screening round",
+            user=lead,
+            reviewers=[User.objects.get(username="expert"), lead],
+            reviewers_per_item=1,
         )
     return {
         "accounts": DEMO_ACCOUNTS,
