@@ -10,6 +10,21 @@ from core.models import UserProfile
 
 User = get_user_model()
 
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows that change only through services or workers (items, so that every change becomes a revision; LLM
+    batches and budgets): shown in the admin site for inspection, never added, edited or deleted there."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
 # What only a superuser may set: with either, an admin could give anyone any permission, beyond the roles.
 SUPERUSER_ONLY_FIELDS = ("is_superuser", "user_permissions")
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
-from django.http import HttpRequest
 
+from core.admin import ReadOnlyAdmin
 from items.models import (
     Benchmark,
     CrisisLevel,
@@ -60,19 +60,6 @@ class ScenarioAdmin(admin.ModelAdmin):
 @admin.register(CrisisLevel)
 class CrisisLevelAdmin(admin.ModelAdmin):
     list_display = ["level", "name_en", "name_zh"]
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Items change only through services, so every change becomes a revision."""
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(Item)

@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from core.admin import ReadOnlyAdmin
 from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunBatch
 
 
@@ -37,19 +38,6 @@ class RunAdmin(admin.ModelAdmin):
     list_filter = ["status", "endpoint"]
     search_fields = ["name", "purpose"]
     readonly_fields = ["planned", "done", "cached", "failed", "spent", "estimated_cost", "heartbeat_at"]
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows the workers and services keep: shown for inspection, never added, edited or deleted by hand."""
-
-    def has_add_permission(self, request: object) -> bool:
-        return False
-
-    def has_change_permission(self, request: object, obj: object = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: object, obj: object = None) -> bool:
-        return False
 
 
 @admin.register(RunBatch)
