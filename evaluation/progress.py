@@ -3,7 +3,7 @@
 from django.db.models import Count, Min, Q, Sum
 from django.utils import timezone
 
-from evaluation.models import EvaluationLLMRun, EvaluationRun
+from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest
 from llm.models import Run
 
 RUNNING_PHASES = (EvaluationRun.Phase.RESPONSES, EvaluationRun.Phase.JUDGING)
@@ -159,3 +159,17 @@ def run_progress(
         "has_report": run.report is not None,
         "counts": {**totals, "by_kind": by_kind},
     }
+
+
+def runs_progress(runs: list[EvaluationRun]) -> dict[int, dict]:
+    """Return ``run_progress`` of each of ``runs`` by id, in two queries for all of them: their LLM runs (a few per
+    run: one per model and phase) and their numbers of models."""
+    ids = [run.pk for run in runs]
+    if not ids:
+        return {}
+    links: dict[int, list[EvaluationLLMRun]] = {pk: [] for pk in ids}
+    for link in EvaluationLLMRun.objects.filter(run_id__in=ids).select_related("llm_run").order_by("id"):
+        links[link.run_id].append(link)
+    counted = ModelUnderTest.objects.filter(run_id__in=ids).values("run_id").annotate(n=Count("id"))
+    models = dict(counted.values_list("run_id", "n"))
+    return {run.pk: run_progress(run, models=models.get(run.pk, 0), llm_runs=links[run.pk]) for run in runs}

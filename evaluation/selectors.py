@@ -7,8 +7,8 @@ from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, ModelUnde
 
 
 def evaluation_run_list() -> QuerySet[EvaluationRun]:
-    """Return every evaluation run with its release's benchmark and its judge."""
-    return EvaluationRun.objects.select_related("release__benchmark", "judge")
+    """Return every evaluation run, newest first, with its release's benchmark and its judge."""
+    return EvaluationRun.objects.select_related("release__benchmark", "judge").order_by("-created_at", "-id")
 
 
 def evaluation_run_llm_runs(*, run: EvaluationRun) -> list[EvaluationLLMRun]:

@@ -4,6 +4,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -15,10 +16,12 @@ from core.permissions import permission_required
 from evaluation import selectors, services
 from evaluation.forms import EvaluationBudgetForm, EvaluationRunForm
 from evaluation.models import EvaluationRun
-from evaluation.progress import run_progress
+from evaluation.progress import run_progress, runs_progress
 from evaluation.report import report_file
 from evaluation.services.runs import evaluation_budget_set
 from llm.views import duration_text
+
+RUNS_PER_PAGE = 50
 
 BLIND = gettext_lazy(
     "Evaluation runs, reports, drill-downs and files show responses under model codes next to the endpoints "
@@ -28,11 +31,22 @@ BLIND = gettext_lazy(
 
 @permission_required("evaluation.run_evaluation", why=BLIND)
 def run_list(request: HttpRequest) -> HttpResponse:
-    return render(
-        request,
-        "evaluation/run_list.html",
-        {"runs": selectors.evaluation_run_list(), "selection": primary_judge()},
-    )
+    """Evaluation runs, newest first, 50 a page, each with its phase and, while it runs, its percentage and time left
+    (polled every 2 seconds while any on the page runs)."""
+    page = Paginator(selectors.evaluation_run_list(), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    progress = runs_progress(list(page))
+    rows = []
+    for run in page:
+        run_state = progress[run.pk]
+        run_state["eta"] = duration_text(run_state["eta_seconds"])
+        rows.append({"run": run, "progress": run_state})
+    context = {
+        "page": page,
+        "rows": rows,
+        "selection": primary_judge(),
+        "polling": any(row["progress"]["running"] for row in rows),
+    }
+    return render(request, "evaluation/run_list.html#runs" if request.htmx else "evaluation/run_list.html", context)
 
 
 @permission_required("evaluation.run_evaluation", why=BLIND)

@@ -80,3 +80,19 @@ def test_live_part_polls_while_running_then_shows_done_and_the_report(
     assert "hx-trigger" not in done
     assert 'id="leaderboard"' in done and 'class="card figure"' in done
 
+
+
+def test_the_run_list_shows_each_running_runs_percentage_and_polls_while_any_runs(
+    started_run, researcher, login, django_assert_max_num_queries
+):
+    client = login(researcher)
+    with django_assert_max_num_queries(10):
+        page = client.get("/evaluation/").content.decode()
+    expected = run_progress(started_run)
+    assert expected["running"] and f"{expected['percent']}%" in page
+    assert 'hx-trigger="every 2s"' in page
+    partial = client.get("/evaluation/", headers=HTMX).content.decode()
+    assert partial.lstrip().startswith('<div id="runs"') and "<html" not in partial
+    drive_evaluation_run(started_run)
+    done = client.get("/evaluation/").content.decode()
+    assert 'hx-trigger="every 2s"' not in done and "100%" in done
