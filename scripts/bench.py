@@ -51,6 +51,18 @@ def wait_for_line(log: Path, needle: str, timeout: float = 30.0) -> str:
     raise RuntimeError(f"{needle!r} did not appear in {log}:\n{log.read_text()}")
 
 
+def stop(processes: list[subprocess.Popen], tmp: Path) -> None:
+    """Stop the started processes (killing any that do not stop within 10 s) and remove the scratch folder."""
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> int:
     args = parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="eistudio-bench-"))
@@ -172,14 +184,7 @@ def main() -> int:
         ok = stats["billable"] == args.n and stats["duplicate_billed_keys"] == 0 and first.done == args.n
         return 0 if ok else 1
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+        stop(processes, tmp)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ if the simulator billed any request twice, missed one, or either run did not fin
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,7 +22,7 @@ import uuid
 from pathlib import Path
 
 # The scripts' shared way of starting a process with its log and waiting for a line in it.
-from bench import start, wait_for_line
+from bench import start, stop, wait_for_line
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -149,14 +148,7 @@ def main() -> int:
         )
         return 0 if ok else 1
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+        stop(processes, tmp)
 
 
 if __name__ == "__main__":
