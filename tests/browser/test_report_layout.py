@@ -5,18 +5,15 @@ figure is drawn within its card (the evaluation report, its drill-down and the c
 """
 
 import os
-import threading
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from calibration.models import CalibrationRun
 from core.models import UserProfile
-from evaluation import services
+from tests.browser.test_evaluation_report import finished_run
 from tests.browser.test_item_edit import sign_in
 from tests.evaluation.conftest import frozen_release, primary  # noqa: F401
-from tests.factories import drive_evaluation_run as drive
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,27 +30,12 @@ OVERFLOW = """() => {
 }"""
 
 
-def drive_and_close(run) -> None:
-    try:
-        drive(run)
-    finally:
-        connection.close()
-
-
 def test_report_pages_have_no_horizontal_scroll_in_english_and_chinese(
     page, live_server, frozen_release, primary, make_endpoint, researcher  # noqa: F811  (fixtures imported above)
 ):
-    run = services.evaluation_run_create(
-        name="layout",
-        release=frozen_release,
-        endpoints=[make_endpoint("sim-mcq-acc90"), make_endpoint("sim-style-template")],
-        languages=["en"],
-        user=researcher,
+    run = finished_run(
+        name="layout", release=frozen_release, make_endpoint=make_endpoint, user=researcher, timeout=180
     )
-    services.evaluation_run_start(run=run, user=researcher, start=False)
-    worker = threading.Thread(target=drive_and_close, args=(run,))
-    worker.start()
-    worker.join(timeout=180)
     calibration = CalibrationRun.objects.filter(report__isnull=False).first()
     assert calibration is not None, "the primary-judge fixture computes a calibration report"
     pages = [
