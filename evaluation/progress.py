@@ -1,6 +1,6 @@
 """Where an evaluation run stands: its phase, an overall percentage and the time left, for the run page and the API."""
 
-from django.db.models import Count, Min, Q, Sum
+from django.db.models import Count
 from django.utils import timezone
 
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest
@@ -50,7 +50,7 @@ def estimate_seconds_left(*, percent: float, elapsed_seconds: float | None) -> i
 
 
 def _rows_of(llm_runs: list[EvaluationLLMRun]) -> list[dict]:
-    """The sums ``run_progress`` reads from the database, from the run's LLM runs already read with theirs."""
+    """Sum the run's LLM runs per kind (a few rows a run: one per model and phase)."""
     rows: dict[str, dict] = {}
     for link in llm_runs:
         llm_run = link.llm_run
@@ -83,31 +83,15 @@ def run_progress(
 ) -> dict:
     """Return the run's phase, overall percentage, estimated seconds left, whether it is done, and call counts.
 
-    Two queries, whatever the size of the run: the run's LLM runs summed per kind, and its number of models (one
-    when the caller gives ``models``, the number it has read already; none when it also gives ``llm_runs``, the
-    run's ``EvaluationLLMRun`` rows with their ``llm_run``).
+    Two queries, whatever the size of the run: the run's LLM runs with theirs (none when the caller gives
+    ``llm_runs``, the run's ``EvaluationLLMRun`` rows with their ``llm_run``, read already), and its number of models
+    (none when the caller gives ``models``).
     ``counts`` holds planned, done, cached, failed and remaining calls over every LLM run started so far, and the
     same per kind (``responses``/``probe`` and ``judging``) under ``by_kind``.
     """
-    rows = (
-        _rows_of(llm_runs)
-        if llm_runs is not None
-        else (
-            EvaluationLLMRun.objects.filter(run=run)
-            .values("kind")
-            .annotate(
-                planned=Sum("llm_run__planned"),
-                done=Sum("llm_run__done"),
-                cached=Sum("llm_run__cached"),
-                failed=Sum("llm_run__failed"),
-                runs=Count("id"),
-                collected=Count("id", filter=Q(collected=True)),
-                unfinished=Count("id", filter=~Q(llm_run__status__in=Run.FINISHED)),
-                started=Min("llm_run__started_at"),
-            )
-            .order_by()
-        )
-    )
+    if llm_runs is None:
+        llm_runs = list(EvaluationLLMRun.objects.filter(run=run).select_related("llm_run").order_by("id"))
+    rows = _rows_of(llm_runs)
     by_kind: dict[str, dict] = {}
     started = None
     for row in rows:
