@@ -362,8 +362,6 @@ def measure(runs: int, items: int, only: list[str] | None = None, show_queries: 
         client.get(url)
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
-        if os.environ.get("BENCH_TIMES"):
-            print("   ", page, [round(t) for t in times], flush=True)
         times.sort()
         row = {
             "page": page,
