@@ -1,10 +1,12 @@
 """Serve the comparisons of an actively ordered set: most informative for the judge choice first, draws recorded.
 
-Registered with ``labelling.serving`` for the order "active" (``calibration.apps``): labelling serves such a set
+Registered with ``annotation.labelling.serving`` for the order "active" (``calibration.apps``): labelling serves such a
+set
 through it without importing calibration.
 
 The draw itself (priorities, probabilities, the estimator that corrects for them) is pure and lives in
-``labelling.active``; this module reads the set, its candidate judges' verdicts and the labels so far, and records
+``annotation.labelling.active``; this module reads the set, its candidate judges' verdicts and the labels so far, and
+records
 each draw as a ``calibration.ServedComparison``. The candidate judges are those of the set's latest calibration run
 with verdicts; before any, every priority is 0 and the draw is stratified random (still recorded).
 
@@ -19,8 +21,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
 
-from labelling import active, serving
-from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment
+from annotation.labelling import active, serving
+from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment
 
 ACTIVE = "active"
 

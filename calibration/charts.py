@@ -75,7 +75,7 @@ def forest_plot(report: dict, dimension_names: dict[str, str]) -> Figure:
 
 def dimension_names(report: dict) -> dict[str, str]:
     """Return the name of each dimension stratum of the report in the active language, by code (one query)."""
-    from items.models import Dimension
+    from annotation.items.models import Dimension
 
     codes = {s["key"].partition(":")[2] for s in report.get("strata", []) if s["key"].startswith("dimension:")}
     zh = (get_language() or "en").startswith("zh")

@@ -6,10 +6,10 @@ from django import forms
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from annotation.items.models import Dimension
+from annotation.labelling.models import ComparisonSet
 from calibration.models import CombineRule, Judge, JuryAggregation, PromptSet
 from core.inputs import InputRefused, parse_json
-from items.models import Dimension
-from labelling.models import ComparisonSet
 from llm.models import Endpoint
 
 

@@ -125,9 +125,9 @@ def jury_vs_members_on_run(run: CalibrationRun, method: str = JuryAggregation.MA
     Used by ``scripts/bench_label_efficiency.py`` on the demo data: the jury is formed in memory from the run's
     stored verdicts, without creating anything.
     """
+    from annotation.labelling.models import ExpertLabel
     from calibration import agreement as ag
     from calibration.report import agreement_indicators, combine_orders
-    from labelling.models import ExpertLabel
 
     comparisons = list(run.comparison_set.comparisons.order_by("id").values_list("id", flat=True))
     index = {pk: i for i, pk in enumerate(comparisons)}

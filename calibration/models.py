@@ -255,7 +255,7 @@ class ServedComparison(models.Model):
 
     ``probability`` is the chance the draw had of picking this comparison among the ``remaining`` comparisons of
     its stratum not yet served; with the served order it makes the agreement estimates design-unbiased
-    (``labelling.active``).
+    (``annotation.labelling.active``).
     """
 
     comparison_set = models.ForeignKey("labelling.ComparisonSet", on_delete=models.CASCADE, related_name="served")

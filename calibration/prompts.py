@@ -8,7 +8,7 @@ analyse step by step, and ends with a strict verdict line: ``Verdict: [[A]] +++`
 import re
 from dataclasses import dataclass
 
-from labelling.pairwise import canonical_score
+from annotation.labelling.pairwise import canonical_score
 
 OUTPUT_FORMAT = (
     "Finish with exactly one line in this form, and nothing after it:\n"

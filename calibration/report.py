@@ -12,12 +12,12 @@ from decimal import Decimal
 
 import numpy as np
 
+from annotation.labelling.text import response_length
 from calibration import agreement as ag
 from calibration.agreement.planning import planning_inputs
 from calibration.models import CalibrationRun, CombineRule, Judge
 from core.canonical import canonical_json
 from core.csvsafe import csv_text
-from labelling.text import response_length
 
 PRIMARY_LEVEL = "ordinal"
 ORIENTATION = (
@@ -157,7 +157,7 @@ def build_report(run: CalibrationRun) -> dict:
         run.comparison_set.comparisons.select_related("dimension", "response_a", "response_b").order_by("id")
     )
     index = {c.pk: i for i, c in enumerate(comparisons)}
-    from labelling.models import ExpertLabel
+    from annotation.labelling.models import ExpertLabel
 
     labels = list(
         ExpertLabel.objects.filter(assignment__comparison__comparison_set=run.comparison_set).select_related(
@@ -248,12 +248,12 @@ def agreement_indicators(experts: np.ndarray, ab: np.ndarray, ba: np.ndarray, ru
 
 
 def _design(run: CalibrationRun, comparisons: list, table: np.ndarray, verdicts: dict) -> dict | None:
-    """Return design-unbiased agreement per judge for a set served in active order (``labelling.active``).
+    """Return design-unbiased agreement per judge for a set served in active order (``annotation.labelling.active``).
 
     Each stratum's served sequence is used up to its first served comparison nobody has labelled yet.
     """
+    from annotation.labelling import active
     from calibration.models import ServedComparison
-    from labelling import active
 
     if run.comparison_set.order != "active":
         return None

@@ -3,11 +3,11 @@
 from django.urls import reverse
 from rest_framework import serializers
 
+from annotation.items.models import Dimension
+from annotation.labelling.models import ComparisonSet
 from calibration.api_support import judge_runs_status
 from calibration.models import CalibrationRun, CombineRule, Judge, JudgePrompt, JudgeSelection, PromptSet
 from calibration.report import DOWNLOADS
-from items.models import Dimension
-from labelling.models import ComparisonSet
 from llm.models import Endpoint
 from llm.selectors import run_progress
 from llm.serializers import ProgressSerializer

@@ -10,6 +10,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.items.models import Benchmark, Dimension
+from annotation.labelling.models import ComparisonSet
+from annotation.labelling.pairwise import anonymise
+from annotation.labelling.selectors import set_model_names
 from calibration import prompts
 from calibration.models import (
     CalibrationJudgeRun,
@@ -21,10 +25,6 @@ from calibration.models import (
     JudgeVerdict,
     PromptSet,
 )
-from items.models import Benchmark, Dimension
-from labelling.models import ComparisonSet
-from labelling.pairwise import anonymise
-from labelling.selectors import set_model_names
 from llm import collectors
 from llm import services as llm_services
 from llm.models import Endpoint, Run, RunItem

@@ -56,10 +56,10 @@ INSTALLED_APPS = [
     # Before django_tasks_db: llm's db_worker command (reconnects after database outages) replaces its own.
     "llm",
     "django_tasks_db",
-    "items",
-    "screening",
-    "releases",
-    "labelling",
+    "annotation.items",
+    "annotation.screening",
+    "annotation.releases",
+    "annotation.labelling",
     "calibration",
     "evaluation",
     "demo",
@@ -197,12 +197,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # One schema name per choice set (several models call theirs "status").
     "ENUM_NAME_OVERRIDES": {
-        "ItemStatusEnum": "items.models.items.Item.Status",
+        "ItemStatusEnum": "annotation.items.models.items.Item.Status",
         "CallStatusEnum": "llm.models.CallStatus",
         "RunStatusEnum": "llm.models.RunStatus",
         "RunItemStatusEnum": "llm.models.RunItemStatus",
-        "ReleaseStatusEnum": "releases.models.Release.Status",
-        "RoundStatusEnum": "screening.models.ScreeningRound.Status",
+        "ReleaseStatusEnum": "annotation.releases.models.Release.Status",
+        "RoundStatusEnum": "annotation.screening.models.ScreeningRound.Status",
         "RunModeEnum": "llm.models.RunMode",
     },
 }

@@ -5,16 +5,16 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework import routers
 
+from annotation.items import api as item_api
+from annotation.items.views import home as home_views
+from annotation.labelling import api as labelling_api
+from annotation.releases import api as release_api
+from annotation.screening import api as screening_api
 from calibration import api as calibration_api
 from core import views as core_views
 from core.auth import LoginView, ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken, TokenThrottle
 from evaluation import api as evaluation_api
-from items import api as item_api
-from items.views import home as home_views
-from labelling import api as labelling_api
 from llm.api import router as llm_router
-from releases import api as release_api
-from screening import api as screening_api
 
 router = routers.DefaultRouter()
 # No ".json" twins of every route: the API answers JSON, and custom actions did not accept a format suffix.
@@ -38,10 +38,10 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("language/", core_views.set_language, name="set-language"),
     path("favicon.ico", core_views.favicon, name="favicon"),
-    path("", include("items.urls")),
-    path("screening/", include("screening.urls")),
-    path("labelling/", include("labelling.urls")),
-    path("releases/", include("releases.urls")),
+    path("", include("annotation.items.urls")),
+    path("screening/", include("annotation.screening.urls")),
+    path("labelling/", include("annotation.labelling.urls")),
+    path("releases/", include("annotation.releases.urls")),
     path("llm/", include("llm.urls")),
     path("calibration/", include("calibration.urls")),
     path("evaluation/", include("evaluation.urls")),

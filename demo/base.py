@@ -5,13 +5,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from annotation.items import services
+from annotation.items.models import Benchmark
+from annotation.releases import services as releases
+from annotation.releases.models import Release
+from annotation.screening import services as screening
+from annotation.screening.models import ScreeningRound
 from core.roles import ADMIN, EXPERT, LEAD_EXPERT, RESEARCHER, roles_sync
-from items import services
-from items.models import Benchmark
-from releases import services as releases
-from releases.models import Release
-from screening import services as screening
-from screening.models import ScreeningRound
 
 DEMO_PASSWORD = "demo-pass-2026"
 DEMO_RELEASE = "0.1.0"

@@ -5,13 +5,13 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
+from annotation.items.models import Benchmark
+from annotation.labelling import services as comparisons
+from annotation.labelling.models import ComparisonSet, LabelAssignment, ModelResponse
+from annotation.labelling.pairwise import shown_choice
 from calibration import services
 from calibration.models import CalibrationRun, Judge
 from demo.base import DEMO_PASSWORD
-from items.models import Benchmark
-from labelling import services as comparisons
-from labelling.models import ComparisonSet, LabelAssignment, ModelResponse
-from labelling.pairwise import shown_choice
 from llm import runner
 from llm.models import Endpoint
 from llm.simulation import quality_score

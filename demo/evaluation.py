@@ -1,11 +1,11 @@
 """The demo studies: the calibration demo, then a completed evaluation run over simulated models."""
 
+from annotation.releases.models import Release
 from demo.calibration import demo_calibration
 from evaluation import services
 from evaluation.models import EvaluationRun
 from llm import runner
 from llm.models import Endpoint
-from releases.models import Release
 
 RUN_NAME = "Demo evaluation"
 MODELS = (

@@ -3,10 +3,10 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from annotation.labelling.models import LANGUAGE_CHOICES
+from annotation.releases.models import Release
 from evaluation.models import EvaluationRun
-from labelling.models import LANGUAGE_CHOICES
 from llm.models import Endpoint
-from releases.models import Release
 
 
 class EvaluationRunForm(forms.Form):

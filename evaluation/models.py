@@ -5,10 +5,10 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from annotation.items.content import LANGUAGES
+from annotation.labelling.models import LANGUAGE_CHOICES
 from calibration.models import CombineRule, VerdictOrder
 from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
-from items.content import LANGUAGES
-from labelling.models import LANGUAGE_CHOICES
 
 
 class Protocol(models.TextChoices):

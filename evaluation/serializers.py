@@ -2,12 +2,12 @@
 
 from rest_framework import serializers
 
+from annotation.releases.models import Release
 from calibration.models import CombineRule, Judge
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
 from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
 from evaluation.selectors import evaluation_run_llm_runs
 from llm.models import Endpoint
-from releases.models import Release
 
 
 class ModelUnderTestSerializer(serializers.Serializer):

@@ -1,7 +1,8 @@
 """Style (template) metrics of model responses in English and Chinese: plain text in, numbers out, no ORM.
 
 Following FACET's template analysis, each response gets four metrics: formulaic openers counted in its first
-two sentences, formulaic closers counted in its last sentence, its length (``labelling.text.response_length``:
+two sentences, formulaic closers counted in its last sentence, its length
+(``annotation.labelling.text.response_length``:
 words in English, characters in Chinese; the same measure as the judge calibration's length bias) and its list
 density (list lines / non-blank lines). The phrase lists are inputs, so experts can edit them;
 ``DEFAULT_OPENERS`` and ``DEFAULT_CLOSERS`` are starting points. docs/statistics.md defines every rule.
@@ -14,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from annotation.items.content import LANGUAGES
+from annotation.labelling.text import Language, content_lines, normalise, normalised_lines, response_length
 from evaluation.stats import Correlation, _Serialisable, correlation
-from items.content import LANGUAGES
-from labelling.text import Language, content_lines, normalise, normalised_lines, response_length
 
 DEFAULT_OPENERS: dict[Language, tuple[str, ...]] = {
     "en": (

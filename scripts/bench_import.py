@@ -4,7 +4,8 @@
     DEBUG=1 DATABASE_URL=postgres://user@host/db .venv/bin/python scripts/bench_import.py --items 12000 --release 2000
     DEBUG=1 .venv/bin/python scripts/bench_import.py --items 2000 --release 500     # SQLite: ./db.sqlite3
 
-Writes ``--items`` items as an interchange file (English and Chinese texts from ``items.synthetic``, spread over
+Writes ``--items`` items as an interchange file (English and Chinese texts from ``annotation.items.synthetic``, spread
+over
 the FACET dimensions, scenarios, emotions and kinds; the first ``--release`` of them accepted, the rest drafts),
 then runs each step in its own process and prints its wall time and peak resident memory (``ru_maxrss`` of that
 process, Django and the data included):
@@ -59,8 +60,8 @@ def setup_django() -> None:
 
     # Measure as production runs: with DEBUG on, Django would keep the text of every query (bulk inserts included).
     settings.DEBUG = False
-    from items.models import Benchmark
-    from items.services import taxonomy_load_fixture
+    from annotation.items.models import Benchmark
+    from annotation.items.services import taxonomy_load_fixture
 
     if not Benchmark.objects.filter(slug="facet").exists():
         taxonomy_load_fixture("taxonomy.json")
@@ -68,7 +69,7 @@ def setup_django() -> None:
 
 def write_file(path: Path, *, n: int, accepted: int, run: str, seed: int) -> None:
     """Write ``n`` interchange records to ``path``, the first ``accepted`` of them accepted."""
-    from items.synthetic import scenarios
+    from annotation.items.synthetic import scenarios
 
     taxonomy = json.loads((ROOT / "fixtures" / "taxonomy.json").read_text(encoding="utf-8"))
     facet = next(b for b in taxonomy["benchmarks"] if b["slug"] == "facet")
@@ -120,10 +121,10 @@ def run_step(step: str, *, run: str, directory: Path, n: int, accepted: int) -> 
     """Run one step in this process (already set up) and return what it did."""
     from django.core.management import call_command
 
-    from items import services
-    from items.models import Benchmark
-    from releases import services as releases
-    from releases.models import Release
+    from annotation.items import services
+    from annotation.items.models import Benchmark
+    from annotation.releases import services as releases
+    from annotation.releases.models import Release
 
     data_path = directory / "items.jsonl"
     version = f"0.0.{int(run.split('-')[1], 16)}"

@@ -10,14 +10,15 @@ whole pool (the quantity a calibration estimates).
 Both orders have every served comparison labelled by all 3 experts (so labels = 3 x comparisons) and serve the
 strata in turn, one comparison per stratum per step. Stratified random order: every comparison left in the stratum
 equally likely, agreement = the plain mean (what the product does today). Active order: the product's draw
-(``labelling.active``): priority = disagreement between judges weighted by P(judge best), mixed with an epsilon
+(``annotation.labelling.active``): priority = disagreement between judges weighted by P(judge best), mixed with an
+epsilon
 share drawn uniformly, every draw's probability recorded; agreement = Raj's design-unbiased estimator, stratified.
 P(judge best) comes, as in the product, from the plain means of the labelled served comparisons (they steer the
 draw only; the probabilities recorded keep the estimate unbiased). One simplification against the product, stated
 so it can be judged: priorities are refreshed every ``--batch`` draws per stratum (the product refreshes at every
 draw). The choice, in both
 orders: the judge with the highest lower bound of the 95% interval of its agreement with the expert majority
-(``labelling.active.choose_by_lower_bound``, which the report shows for active sets); the report's general
+(``annotation.labelling.active.choose_by_lower_bound``, which the report shows for active sets); the report's general
 suggestion ranks by the lower bound of alpha with the judge instead, which is too slow to bootstrap 200 x 300 times
 here. A comparison matters to the choice only through which judges agree with the majority, so the pool is kept
 as counts of those 16 patterns per stratum, which makes every step exact and cheap.
@@ -39,7 +40,7 @@ from scipy.stats import norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from labelling.active import EPSILON, best_probabilities, choose_by_lower_bound, priorities  # noqa: E402
+from annotation.labelling.active import EPSILON, best_probabilities, choose_by_lower_bound, priorities  # noqa: E402
 
 JUDGE_AGREEMENT = np.array([0.62, 0.66, 0.70, 0.71])
 EXPERT_ACCURACY = np.array([0.85, 0.78, 0.72])
@@ -85,7 +86,7 @@ def serve(
 ) -> np.ndarray:
     """Serve comparisons stratum by stratum and return the chosen judge (seeds x budgets).
 
-    Active: the product's draw (``labelling.active.draw_probabilities`` over priorities) and Raj's estimator.
+    Active: the product's draw (``annotation.labelling.active.draw_probabilities`` over priorities) and Raj's estimator.
     Random: every remaining comparison equally likely and the plain mean. Within a pattern all comparisons share
     one priority, so a draw picks a pattern with probability (its remaining count x the per-comparison
     probability), exactly as drawing one comparison.

@@ -56,14 +56,14 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
     from django.contrib.auth.models import Group
     from django.utils import timezone
 
-    from items import services
-    from items.content import searchable_text
-    from items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision
-    from items.synthetic import scenarios
-    from labelling import services as labelling_services
-    from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
-    from screening import services as screening_services
-    from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+    from annotation.items import services
+    from annotation.items.content import searchable_text
+    from annotation.items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision
+    from annotation.items.synthetic import scenarios
+    from annotation.labelling import services as labelling_services
+    from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+    from annotation.screening import services as screening_services
+    from annotation.screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
 
     user_model = get_user_model()
     started = time.perf_counter()
@@ -105,7 +105,7 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
     for item in items:
         text = texts[item.pk % len(texts)]
         for number in (1, 2):
-            # Revision 1 is a draft of revision 2: realistic texts (items.synthetic), a rare near-duplicate.
+            # Revision 1 is a draft of revision 2: realistic texts (annotation.items.synthetic), a rare near-duplicate.
             en = text["en"] if number == 2 else text["en"].rsplit(" ", 3)[0]
             zh = text["zh"] if number == 2 else text["zh"][:-6]
             if item.kind == "open_prompt":
@@ -239,7 +239,7 @@ def finish(rng: random.Random) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from items.models import Benchmark
+    from annotation.items.models import Benchmark
 
     users = get_user_model().objects.filter(username__startswith="bench_").order_by("pk")
     lead, researcher = users.get(username=MARKER), users.get(username="bench_1")
@@ -256,11 +256,11 @@ def finish(rng: random.Random) -> None:
 
 def pages() -> list[tuple[str, str, str]]:
     """Return (page, role's username, URL) for every page measured."""
+    from annotation.items.models import Item
+    from annotation.labelling.models import ComparisonSet, LabelAssignment
+    from annotation.screening.models import ReviewAssignment, ScreeningRound
     from calibration.models import CalibrationRun
     from evaluation.models import EvaluationRun
-    from items.models import Item
-    from labelling.models import ComparisonSet, LabelAssignment
-    from screening.models import ReviewAssignment, ScreeningRound
 
     open_round = ScreeningRound.objects.get(title="bench round 2")
     closed_round = ScreeningRound.objects.get(title="bench round 1")
@@ -396,7 +396,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from items.models import Item
+    from annotation.items.models import Item
 
     call_command("migrate", verbosity=0)
     call_command("createcachetable", verbosity=0)  # the cache the benchmark runs on (setup_django)

@@ -6,7 +6,8 @@ memory at 10k and 100k items, and the stored index in a database (docs/screening
     DATABASE_URL=postgres://user@host:5432/db .venv/bin/python scripts/bench_similarity.py --db-items 100000
     .venv/bin/python scripts/bench_similarity.py --sizes 10000 --skip-db --skip-old
 
-1. Recall and precision of ``items.similarity.near_duplicates`` (MinHash LSH candidates, exact scores) against the
+1. Recall and precision of ``annotation.items.similarity.near_duplicates`` (MinHash LSH candidates, exact scores)
+against the
    exact computation it replaced (scikit-learn TF-IDF, every pair), at the item threshold 0.85 and at the lowest
    the near-duplicates page offers: on the real EmoBench items in English and Chinese (from ../shared/data/external,
    skipped when absent), on them with paraphrased copies, and on 10k synthetic bilingual items with paraphrases.
@@ -37,8 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = ROOT.parent / "shared" / "data" / "external"
 sys.path.insert(0, str(ROOT))
 
-from items import lsh, synthetic  # noqa: E402
-from items.similarity import near_duplicates  # noqa: E402
+from annotation.items import lsh, synthetic  # noqa: E402
+from annotation.items.similarity import near_duplicates  # noqa: E402
 
 # Chinese paraphrases edit characters, English ones words: strengths giving pairs all around the thresholds.
 STRENGTH = {"en": 0.35, "zh": 0.1}
@@ -88,7 +89,7 @@ def exact_pairs(texts: dict[str, str], threshold: float) -> set[tuple[str, str]]
 
 
 def emobench(lang: str) -> dict[str, str]:
-    from items.emobench import EA_QUESTION, EU_QUESTION, ZH_QUESTION_TYPES
+    from annotation.items.emobench import EA_QUESTION, EU_QUESTION, ZH_QUESTION_TYPES
 
     texts = {}
     for name in ("EA", "EU"):
@@ -217,10 +218,10 @@ def db_child(n: int, lookups: int) -> dict:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from items import services
-    from items.models import Benchmark, Dimension, Item, ItemRevision
-    from items.neighbours import item_neighbours, near_duplicate_report
-    from items.signatures import index_build
+    from annotation.items import services
+    from annotation.items.models import Benchmark, Dimension, Item, ItemRevision
+    from annotation.items.neighbours import item_neighbours, near_duplicate_report
+    from annotation.items.signatures import index_build
 
     lines = []
     test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)

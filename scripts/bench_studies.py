@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
-    from items.models import Benchmark
+    from annotation.items.models import Benchmark
     from llm.models import Endpoint, Run
 
 CALIBRATION_COMPARISONS = 1000
@@ -35,11 +35,11 @@ def studies_built() -> bool:
 
 def studies_reset() -> None:
     """Delete what a build stopped half-way through its studies left behind."""
+    from annotation.labelling.models import ComparisonSet
+    from annotation.releases.models import Release
     from calibration.models import CalibrationRun, Judge, JudgeSelection
     from evaluation.models import EvaluationRun
-    from labelling.models import ComparisonSet
     from llm.models import Endpoint, Run
-    from releases.models import Release
 
     for run in EvaluationRun.objects.filter(name="bench evaluation"):
         run.delete()
@@ -88,10 +88,10 @@ def build_calibration(
     rng: random.Random,
 ) -> None:
     """A calibration run on a validation set of the bench responses, with its report and the judge chosen."""
+    from annotation.labelling import services as labelling_services
+    from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment
     from calibration import services as calibration
     from calibration.models import CalibrationJudgeRun, CalibrationRun, Judge, JudgeVerdict
-    from labelling import services as labelling_services
-    from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment
 
     source = ComparisonSet.objects.get(name="bench set")
     comparison_set = ComparisonSet.objects.create(
@@ -180,11 +180,11 @@ def build_evaluation(
     *, benchmark: "Benchmark", lead: "AbstractBaseUser", researcher: "AbstractBaseUser", rng: random.Random
 ) -> None:
     """A frozen release and a finished evaluation run on it with every answer and verdict stored, and its report."""
+    from annotation.items.models import Item
+    from annotation.releases import services as releases
     from calibration.models import JudgeSelection
     from evaluation import services as evaluation
     from evaluation.models import Answer, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
-    from items.models import Item
-    from releases import services as releases
 
     uids = list(
         Item.objects.filter(uid__startswith="bench-", status="accepted", has_en=True, has_zh=True)

@@ -31,8 +31,8 @@ from django.conf import settings  # noqa: E402
 settings.configure(USE_I18N=False)
 django.setup()
 
+from annotation.items.emobench import emobench_records  # noqa: E402
 from evaluation import prompts  # noqa: E402
-from items.emobench import emobench_records  # noqa: E402
 from llm import parsers, simulation  # noqa: E402
 
 DEFAULT_PATH = ROOT.parent / "shared/data/external/emobench/EA.jsonl"

@@ -9,8 +9,8 @@ from django.http import HttpRequest
 from django.test import Client
 from django.utils import translation
 
-from items import services
-from items.models import Benchmark
+from annotation.items import services
+from annotation.items.models import Benchmark
 from tests.factories import PASSWORD, UserFactory
 from tests.simulator import (  # noqa: F401  (fixtures)
     fast_retries,

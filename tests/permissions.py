@@ -10,7 +10,7 @@ from urllib.parse import quote
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from items.models import Benchmark, Item, ItemRevision
+from annotation.items.models import Benchmark, Item, ItemRevision
 from tests.factories import PASSWORD, make_item, mcq_content
 
 ANONYMOUS = "anonymous"

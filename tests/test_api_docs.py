@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from annotation.items.models import Benchmark
+from annotation.labelling.models import ExpertLabel, LabelAssignment
 from calibration import services as calibration
 from calibration.models import JudgeSelection
 from evaluation.models import EvaluationRun
 from evaluation.report import report_file
-from items.models import Benchmark
-from labelling.models import ExpertLabel, LabelAssignment
 from tests.doc_expert import expert_verdict
 from tests.evaluation.conftest import frozen_release  # noqa: F401  (fixture)
 from tests.factories import PASSWORD

@@ -7,31 +7,60 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Lower layers never import higher ones; apps on one layer do not import each other.
-LAYERS = ["core", "llm", "items", "screening", "releases", "labelling", "calibration", "evaluation", "demo"]
+# Lower layers never import higher ones; apps on one layer do not import each other. The annotation stream's apps
+# live in the ``annotation`` package, so the top level reads as the pipeline: core -> llm -> annotation -> calibration
+# -> evaluation.
+LAYERS = [
+    "core",
+    "llm",
+    "annotation.items",
+    "annotation.screening",
+    "annotation.releases",
+    "annotation.labelling",
+    "calibration",
+    "evaluation",
+    "demo",
+]
 RANK = {app: n for n, app in enumerate(LAYERS)}
+TOP_LEVEL = ["core", "llm", "annotation", "calibration", "evaluation", "demo"]
 MAX_LINES = 600
 CONVENTIONAL = {"models", "views", "api", "services", "selectors", "forms", "urls", "admin", "serializers", "tasks"}
 
 
 def app_modules(app: str) -> list[Path]:
-    return sorted(p for p in (ROOT / app).rglob("*.py") if "migrations" not in p.parts)
+    return sorted(p for p in (ROOT / app.replace(".", "/")).rglob("*.py") if "migrations" not in p.parts)
+
+
+def app_of(module: str) -> str:
+    """Return the app (a layer) that holds the dotted ``module``, or its top-level package if it is in none."""
+    for app in sorted(LAYERS, key=len, reverse=True):
+        if module == app or module.startswith(app + "."):
+            return app
+    return module.split(".")[0]
 
 
 def imported_apps(path: Path) -> set[tuple[str, int]]:
-    """Return (top-level package, line) for every import in ``path``, including imports inside functions."""
+    """Return (app, line) for every import in ``path``, including imports inside functions."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found |= {(alias.name.split(".")[0], node.lineno) for alias in node.names}
+            found |= {(app_of(alias.name), node.lineno) for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add((node.module.split(".")[0], node.lineno))
+            if node.module == "annotation":  # ``from annotation import labelling`` imports the app it names
+                found |= {(app_of(f"annotation.{alias.name}"), node.lineno) for alias in node.names}
+            else:
+                found.add((app_of(node.module), node.lineno))
     return found
 
 
 def test_every_app_is_on_a_layer():
-    packages = {p.parent.name for p in ROOT.glob("*/apps.py")}
+    packages = {".".join(p.parent.relative_to(ROOT).parts) for p in ROOT.rglob("apps.py") if ".venv" not in p.parts}
     assert packages == set(LAYERS)
+
+
+def test_the_top_level_reads_as_the_pipeline():
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"config", "tests", "scripts"}
+    assert packages == set(TOP_LEVEL)
 
 
 @pytest.mark.parametrize("app", LAYERS)
@@ -70,5 +99,13 @@ def test_no_module_name_carries_a_conventional_module_as_a_suffix():
 
 def test_the_checker_sees_imports_inside_functions(tmp_path):
     source = tmp_path / "mod.py"
-    source.write_text("def f():\n    from evaluation import services\n    import calibration.models\n")
-    assert imported_apps(source) == {("evaluation", 2), ("calibration", 3)}
+    source.write_text(
+        "def f():\n    from evaluation import services\n    import calibration.models\n"
+        "    from annotation.items.models import Item\n    from annotation import labelling\n"
+    )
+    assert imported_apps(source) == {
+        ("evaluation", 2),
+        ("calibration", 3),
+        ("annotation.items", 4),
+        ("annotation.labelling", 5),
+    }

@@ -17,8 +17,8 @@ from django.test import Client
 from django.utils import translation
 from django.utils.translation import trim_whitespace
 
+from annotation.items.models import Benchmark, Dimension
 from core.models import UserProfile
-from items.models import Benchmark, Dimension
 from tests.factories import PASSWORD, make_item
 
 ROOT = Path(settings.BASE_DIR)

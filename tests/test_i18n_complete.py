@@ -266,8 +266,8 @@ def test_import_errors_read_in_chinese(study, client, chinese_catalogue):  # noq
         "missing fields": json.dumps({"item": "blind-open-1"}).encode() + b"\n",
         "unknown item": json.dumps({"item": "nope", "language": "en", "model": "m", "text": "t"}).encode() + b"\n",
     }
+    from annotation.labelling import services as labelling
     from core.errors import ServiceError
-    from labelling import services as labelling
 
     findings: dict[str, set[str]] = defaultdict(set)
     with translation.override("zh-hans"):

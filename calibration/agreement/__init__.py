@@ -21,7 +21,7 @@ The package re-exports its public names from the modules that hold them:
 - ``correlation``: percent agreement and Spearman's rho;
 - ``bias``: position bias and length bias of a judge;
 - ``verdicts``: combination of both orders, the experts' majority and median (the orientation of a verdict on
-  the order shown is ``labelling.pairwise.canonical_score``);
+  the order shown is ``annotation.labelling.pairwise.canonical_score``);
 - ``report``: the full agreement report of a table and the paired difference between two judges.
 """
 

@@ -30,7 +30,8 @@ def position_bias(
     """Measure a judge's position bias from its verdicts in both orders, both in canonical orientation.
 
     ``scores_ab[i]`` is the verdict with A shown first, ``scores_ba[i]`` the verdict with B shown first mapped
-    back to canonical orientation (see ``labelling.pairwise.canonical_score``); NaN marks an unparseable verdict.
+    back to canonical orientation (see ``annotation.labelling.pairwise.canonical_score``); NaN marks an unparseable
+    verdict.
     Report:
 
     - flip rate: share of comparisons with both verdicts whose winner (A, B or tie) changes with the order;

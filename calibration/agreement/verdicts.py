@@ -1,6 +1,7 @@
 """Turn verdicts into scores: the combination of both orders and the experts' consensus.
 
-Scores come in canonical orientation already (+: A wins); ``labelling.pairwise.canonical_score`` is the one place
+Scores come in canonical orientation already (+: A wins); ``annotation.labelling.pairwise.canonical_score`` is the one
+place
 that maps a verdict on the order shown back to it.
 """
 

@@ -137,7 +137,7 @@ def report_files(
 
 def dimension_names(run: EvaluationRun, report: dict) -> dict[str, str]:
     """Return the name of each dimension of the report in the active language, by code (one query)."""
-    from items.models import Dimension
+    from annotation.items.models import Dimension
 
     codes = {r["dimension"] for r in report.get("objective", {}).get("accuracy", [])} | {
         r["dimension"] for r in report.get("subjective", {}).get("ratings", [])

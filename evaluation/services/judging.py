@@ -6,13 +6,13 @@ import json
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils.translation import gettext as _
 
+from annotation.labelling.pairwise import anonymise
 from calibration import prompts as judge_prompts
 from calibration.juries import combine_verdicts, jury_members
 from calibration.models import Judge
 from calibration.services import judge_messages
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
 from evaluation.services.common import EVALUATION_PURPOSE, release_entries
-from labelling.pairwise import anonymise
 from llm import services as llm_services
 from llm.models import RunItem
 

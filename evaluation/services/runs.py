@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from annotation.releases.models import Release
 from calibration.models import CombineRule, Judge
 from calibration.services import primary_judge
 from evaluation import prompts
@@ -20,7 +21,6 @@ from evaluation.services.judging import adaptive_next, round_robin, start_judgin
 from llm import services as llm_services
 from llm.calls import build_request, rough_request_cost
 from llm.models import BudgetPool, Endpoint, Run
-from releases.models import Release
 
 logger = logging.getLogger(__name__)
 

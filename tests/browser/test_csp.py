@@ -4,7 +4,7 @@ and as an expert, with the policy enforced, and no script, style, handler or ima
 import pytest
 from django.test import Client
 
-from labelling.models import LabelAssignment
+from annotation.labelling.models import LabelAssignment
 from tests.browser.test_item_edit import sign_in
 from tests.core import crawl
 from tests.core.test_blindness import study  # noqa: F401  (the audit's realistic study, as a fixture)

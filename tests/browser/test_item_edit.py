@@ -3,7 +3,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from items.models import Item
+from annotation.items.models import Item
 from tests.factories import PASSWORD, make_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -3,9 +3,9 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from items.models import Benchmark
-from labelling import services as comparisons
-from labelling.models import ExpertLabel, LabelAssignment, LabelChange
+from annotation.items.models import Benchmark
+from annotation.labelling import services as comparisons
+from annotation.labelling.models import ExpertLabel, LabelAssignment, LabelChange
 from tests.browser.test_item_edit import sign_in
 from tests.factories import make_item
 

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from items.models import Item
+from annotation.items.models import Item
 from tests.browser.test_item_edit import sign_in
 from tests.factories import make_item
 

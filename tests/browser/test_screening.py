@@ -1,10 +1,10 @@
 import pytest
 from playwright.sync_api import expect
 
-from items.models import Benchmark, Item
-from screening import services as screening
-from screening.criteria import default_criteria_create
-from screening.models import Criterion, Review, RoundItem
+from annotation.items.models import Benchmark, Item
+from annotation.screening import services as screening
+from annotation.screening.criteria import default_criteria_create
+from annotation.screening.models import Criterion, Review, RoundItem
 from tests.browser.test_item_edit import sign_in
 from tests.factories import make_item, mcq_content
 

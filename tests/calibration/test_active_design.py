@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from labelling import active
+from annotation.labelling import active
 
 
 def test_draw_probabilities_mix_an_epsilon_share_uniformly_and_sum_to_one():

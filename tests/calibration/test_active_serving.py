@@ -5,13 +5,13 @@ import json
 import pytest
 from django.core.exceptions import ValidationError
 
+from annotation.items.models import Benchmark
+from annotation.labelling import services as labelling_services
+from annotation.labelling.models import ComparisonSet, ExpertLabel
+from annotation.labelling.pairwise import shown_choice
+from annotation.labelling.selectors import label_next
 from calibration import services as calibration_services
 from calibration.models import ServedComparison
-from items.models import Benchmark
-from labelling import services as labelling_services
-from labelling.models import ComparisonSet, ExpertLabel
-from labelling.pairwise import shown_choice
-from labelling.selectors import label_next
 from tests.calibration.conftest import REPLIES
 from tests.factories import make_item, prefer_by_quality
 from tests.factories.calibration import make_calibration_run

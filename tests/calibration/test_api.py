@@ -5,9 +5,9 @@ import json
 
 import pytest
 
+from annotation.items.models import Benchmark, Dimension
 from calibration import services
 from calibration.models import CalibrationRun, Judge, JudgeSelection
-from items.models import Benchmark, Dimension
 from tests.factories import make_calibration_run, make_judge, make_judge_selection
 from tests.factories.llm import work_llm_run
 

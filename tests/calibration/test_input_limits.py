@@ -2,8 +2,8 @@
 
 import pytest
 
+from annotation.items.models import Dimension
 from calibration.forms import JudgePromptForm
-from items.models import Dimension
 
 pytestmark = pytest.mark.django_db
 

@@ -1,6 +1,6 @@
 """The report page shows precision planning for the target the researcher sets."""
 
-from labelling.models import ExpertLabel
+from annotation.labelling.models import ExpertLabel
 from tests.factories import make_calibration_run
 
 

@@ -5,9 +5,9 @@ import json
 import pytest
 from django.core.exceptions import ValidationError
 
+from annotation.labelling.models import Comparison, ExpertLabel
 from calibration import services
 from calibration.models import JudgeVerdict
-from labelling.models import Comparison, ExpertLabel
 from llm import runner
 from tests.factories import make_judge, make_llm_endpoint
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from items.models import Item, ItemRevision
+from annotation.items.models import Item, ItemRevision
 from tests.factories import make_frozen_release, make_item
 from tests.simulator import ROOT, subprocess_env
 from tests.workers import database_url_for_workers
@@ -72,7 +72,8 @@ def test_backup_restores_into_a_new_database_that_serves_the_same_data(taxonomy,
     counts = manage(
         "shell",
         "-c",
-        "from items.models import Item, ItemRevision; print(Item.objects.count(), ItemRevision.objects.count())",
+        "from annotation.items.models import Item, ItemRevision; "
+        "print(Item.objects.count(), ItemRevision.objects.count())",
         url=target,
     )
     expected = [str(Item.objects.count()), str(ItemRevision.objects.count())]

@@ -24,17 +24,17 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils.html import escape
 
+from annotation.items import drafting
+from annotation.items.models import Benchmark, Dimension
+from annotation.labelling import services as labelling
+from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+from annotation.labelling.pairwise import shown_choice
+from annotation.screening.criteria import default_criteria_create
+from annotation.screening.models import Criterion
 from calibration import services as calibration
 from calibration.models import Judge
 from evaluation.models import EvaluationLLMRun, OpenResponse
-from items import drafting
-from items.models import Benchmark, Dimension
-from labelling import services as labelling
-from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
-from labelling.pairwise import shown_choice
 from llm.models import Endpoint, RunItem
-from screening.criteria import default_criteria_create
-from screening.models import Criterion
 from tests.core import crawl
 from tests.factories import (
     make_calibration_run,

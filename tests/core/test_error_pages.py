@@ -9,9 +9,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.test import RequestFactory
 
+from annotation.items import drafting
+from annotation.items.models import Dimension
 from core import views
-from items import drafting
-from items.models import Dimension
 from tests.factories import make_item
 
 

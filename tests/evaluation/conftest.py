@@ -3,7 +3,7 @@
 import pytest
 from django.conf import settings
 
-from items import services as item_services
+from annotation.items import services as item_services
 from tests.factories import (
     make_calibration_run,
     make_frozen_release,

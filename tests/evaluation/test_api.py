@@ -5,10 +5,10 @@ import json
 
 import pytest
 
+from annotation.releases.models import Release
 from evaluation import selectors, services
 from evaluation.models import EvaluationRun
 from llm.models import Run
-from releases.models import Release
 from tests.factories.evaluation import drive_evaluation_run
 
 

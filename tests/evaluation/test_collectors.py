@@ -6,11 +6,11 @@ generation, calibration and evaluation runs like any other.
 
 import pytest
 
+from annotation.items import drafting
+from annotation.items.models import Benchmark, Dimension, Item
+from annotation.labelling import services as labelling
+from annotation.labelling.models import ModelResponse
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
-from items import drafting
-from items.models import Benchmark, Dimension, Item
-from labelling import services as labelling
-from labelling.models import ModelResponse
 from llm import collectors, runner
 from llm.models import Run, RunItem
 from tests.factories import (

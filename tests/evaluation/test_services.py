@@ -4,9 +4,9 @@ pairing, failures reported."""
 import pytest
 from django.core.exceptions import ValidationError
 
+from annotation.releases import services as releases
 from evaluation import services
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
-from releases import services as releases
 from tests.factories import drive_evaluation_run
 
 

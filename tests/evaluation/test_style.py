@@ -5,8 +5,8 @@ import json
 import pytest
 from scipy import stats as scipy_stats
 
+from annotation.labelling.text import response_length
 from evaluation import style
-from labelling.text import response_length
 
 ENGLISH = """I understand how you feel. That sounds really hard! Mr. Smith said e.g. this helps.
 

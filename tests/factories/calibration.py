@@ -8,10 +8,10 @@ from collections.abc import Mapping
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from annotation.items.models import Benchmark
+from annotation.labelling.models import ComparisonSet
 from calibration import services
 from calibration.models import CalibrationRun, Judge, JudgeSelection
-from items.models import Benchmark
-from labelling.models import ComparisonSet
 from llm.models import Endpoint
 from tests.factories.llm import work_llm_run
 

@@ -7,10 +7,10 @@ endpoints that answer (the simulator).
 
 from django.contrib.auth.models import AbstractBaseUser
 
+from annotation.releases.models import Release
 from evaluation import services
 from evaluation.models import EvaluationRun
 from llm.models import Endpoint
-from releases.models import Release
 from tests.factories.llm import work_llm_run
 
 

@@ -2,8 +2,8 @@
 
 import itertools
 
-from items import services
-from items.models import Benchmark, Dimension, Item, StatusDecision
+from annotation.items import services
+from annotation.items.models import Benchmark, Dimension, Item, StatusDecision
 
 _uids = itertools.count(1)
 

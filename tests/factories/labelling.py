@@ -6,10 +6,10 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from django.contrib.auth.models import AbstractBaseUser
 
-from items.models import Benchmark
-from labelling import services
-from labelling.models import ComparisonSet, LabelAssignment
-from labelling.pairwise import shown_choice
+from annotation.items.models import Benchmark
+from annotation.labelling import services
+from annotation.labelling.models import ComparisonSet, LabelAssignment
+from annotation.labelling.pairwise import shown_choice
 from llm.simulation import quality_score
 
 # Return an expert's verdict on an assignment as a canonical score (-5..5: positive when response A is better).

@@ -2,9 +2,9 @@
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from items.models import Benchmark
-from releases import services
-from releases.models import Release
+from annotation.items.models import Benchmark
+from annotation.releases import services
+from annotation.releases.models import Release
 
 
 def make_frozen_release(

@@ -2,9 +2,9 @@
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from items.models import Benchmark
-from screening import services
-from screening.models import Review, RoundItem, ScreeningRound
+from annotation.items.models import Benchmark
+from annotation.screening import services
+from annotation.screening.models import Review, RoundItem, ScreeningRound
 
 # A score for each default criterion: what a reviewer who finds nothing wrong submits.
 REVIEW_SCORES = {

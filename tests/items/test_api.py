@@ -7,7 +7,7 @@ import pytest
 from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
 
-from items.models import Item, ItemRevision
+from annotation.items.models import Item, ItemRevision
 from tests.factories import make_item, mcq_content
 from tests.permissions import (
     NO_CREDENTIALS,

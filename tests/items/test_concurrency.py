@@ -11,8 +11,8 @@ import pytest
 from django.db import connection, transaction
 from django.test import Client
 
-from items import services
-from items.models import Benchmark, Item, ItemRevision
+from annotation.items import services
+from annotation.items.models import Benchmark, Item, ItemRevision
 from tests.concurrency import run_together, wait_until_blocked
 from tests.factories import make_item, mcq_content
 

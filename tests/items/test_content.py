@@ -1,6 +1,6 @@
 """Parity and shape checks of bilingual content (pure functions, no database)."""
 
-from items.content import check_parity, content_hash, normalise_content, validate_content
+from annotation.items.content import check_parity, content_hash, normalise_content, validate_content
 from tests.factories import mcq_content
 
 

@@ -1,4 +1,4 @@
-from items.diff import diff_text, diff_versions
+from annotation.items.diff import diff_text, diff_versions
 
 
 def ops(segments):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from items.content import check_parity, validate_content
-from items.emobench import FORMAT, SourceFault, detect_source, dimension_code, emobench_records, match_label
+from annotation.items.content import check_parity, validate_content
+from annotation.items.emobench import FORMAT, SourceFault, detect_source, dimension_code, emobench_records, match_label
 
 PROJECT = Path(__file__).parents[2]
 EMOBENCH_DIR = PROJECT.parent / "shared/data/external/emobench"

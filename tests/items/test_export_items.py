@@ -7,9 +7,9 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.test.utils import CaptureQueriesContext
 
-from items import selectors, services
-from items.interchange import dump_jsonl
-from items.models import Item
+from annotation.items import selectors, services
+from annotation.items.interchange import dump_jsonl
+from annotation.items.models import Item
 from tests.items.test_import_bulk import bulk_file
 
 

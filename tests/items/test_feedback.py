@@ -2,9 +2,9 @@
 
 import pytest
 
-from screening import services as screening_services
-from screening.criteria import default_criteria_create
-from screening.models import Criterion
+from annotation.screening import services as screening_services
+from annotation.screening.criteria import default_criteria_create
+from annotation.screening.models import Criterion
 from tests.factories import make_item, make_review, make_screening_round
 from tests.factories.screening import REVIEW_SCORES
 

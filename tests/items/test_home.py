@@ -2,10 +2,10 @@
 
 import pytest
 
+from annotation.screening import services as screening_services
+from annotation.screening.criteria import default_criteria_create
+from annotation.screening.models import Criterion, RoundItem
 from llm import services as llm_services
-from screening import services as screening_services
-from screening.criteria import default_criteria_create
-from screening.models import Criterion, RoundItem
 from tests.factories import make_item, make_review, make_screening_round, mcq_content, mcq_prompts
 
 

@@ -11,11 +11,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from items import services
-from items.interchange import parse_records, read_jsonl
-from items.models import Item, ItemRevision, StatusDecision
-from items.services import bulk_import
-from items.services.imports import TaxonomyIndex
+from annotation.items import services
+from annotation.items.interchange import parse_records, read_jsonl
+from annotation.items.models import Item, ItemRevision, StatusDecision
+from annotation.items.services import bulk_import
+from annotation.items.services.imports import TaxonomyIndex
 from tests.factories import mcq_content
 
 DEMO = Path(settings.BASE_DIR) / "fixtures" / "demo_items.jsonl"
@@ -249,8 +249,8 @@ def test_default_revision_messages_are_in_the_importers_language(taxonomy):
 def test_imported_items_are_signed_for_near_duplicates_in_the_import(taxonomy, lead):
     from django.db.models import F
 
-    from items.models import ItemSignature
-    from items.neighbours import item_neighbours
+    from annotation.items.models import ItemSignature
+    from annotation.items.neighbours import item_neighbours
 
     report = services.items_import(data=bulk_file(12), user=lead)
     assert len(report.created) == 12
@@ -262,7 +262,7 @@ def test_imported_items_are_signed_for_near_duplicates_in_the_import(taxonomy, l
 
 
 def test_a_dry_run_signs_nothing(taxonomy, lead):
-    from items.models import ItemSignature
+    from annotation.items.models import ItemSignature
 
     services.items_import(data=bulk_file(3), user=lead, dry_run=True)
     assert not ItemSignature.objects.filter(item__uid__startswith="bulk-").exists()

@@ -5,8 +5,8 @@ Real threads with their own connections, on SQLite and on PostgreSQL (``DATABASE
 
 import pytest
 
-from items import services
-from items.models import Item, ItemRevision
+from annotation.items import services
+from annotation.items.models import Item, ItemRevision
 from tests.concurrency import run_together
 from tests.items.test_import_bulk import bulk_file
 

@@ -15,9 +15,9 @@ from django.core.management.base import CommandError
 from django.test import Client, override_settings
 from rest_framework.authtoken.models import Token
 
-from items import services
-from items.forms import ItemCreateForm
-from items.models import Item, ItemDraft, ItemRevision
+from annotation.items import services
+from annotation.items.forms import ItemCreateForm
+from annotation.items.models import Item, ItemDraft, ItemRevision
 from tests.factories import make_item, mcq_content
 
 pytestmark = pytest.mark.django_db

@@ -7,11 +7,11 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from items import lsh, neighbours, services, signatures
-from items.content import prose_text
-from items.models import Benchmark, Item, ItemSignature, ItemSignatureBand, SimilarityIndex
-from items.similarity import clusters, near_duplicates, nearest
-from items.views import coverage
+from annotation.items import lsh, neighbours, services, signatures
+from annotation.items.content import prose_text
+from annotation.items.models import Benchmark, Item, ItemSignature, ItemSignatureBand, SimilarityIndex
+from annotation.items.similarity import clusters, near_duplicates, nearest
+from annotation.items.views import coverage
 from tests.factories import make_item
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from items.neighbours import CANDIDATES
+from annotation.items.neighbours import CANDIDATES
 from tests.factories import make_item
 from tests.items.test_near_duplicates import SCENARIOS, content, edited
 

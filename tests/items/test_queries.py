@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from items.content import cjk_search_form, searchable_text
-from items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision
+from annotation.items.content import cjk_search_form, searchable_text
+from annotation.items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision
 
 MAX_QUERIES = 10
 _serial = itertools.count()

@@ -2,8 +2,8 @@
 
 import pytest
 
-from items import selectors, services
-from items.models import Benchmark, EmotionCategory, Scenario
+from annotation.items import selectors, services
+from annotation.items.models import Benchmark, EmotionCategory, Scenario
 from tests.factories import make_item, mcq_content
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
 
-from items import selectors, services
-from items.interchange import dump_jsonl
-from items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision, Scenario, ScenarioDomain
+from annotation.items import selectors, services
+from annotation.items.interchange import dump_jsonl
+from annotation.items.models import Benchmark, Dimension, EmotionCategory, Item, ItemRevision, Scenario, ScenarioDomain
 from tests.factories import make_item, mcq_content
 
 pytestmark = pytest.mark.django_db

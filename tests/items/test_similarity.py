@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-from items import lsh, synthetic
-from items.ngrams import count_grams
-from items.similarity import Idf, clusters, near_duplicates, nearest, pair_cosines, vectorise
+from annotation.items import lsh, synthetic
+from annotation.items.ngrams import count_grams
+from annotation.items.similarity import Idf, clusters, near_duplicates, nearest, pair_cosines, vectorise
 
 
 def emobench_scenarios(external_data, lang):

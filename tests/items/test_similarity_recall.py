@@ -1,7 +1,8 @@
 """Recall and precision of the LSH near-duplicate search against the exact N x N computation it replaced.
 
 The reference is scikit-learn's TF-IDF (char_wb 2-4-grams, sublinear tf) with the full similarity matrix: the old
-``items.similarity``. Collections: the real EmoBench items in English and Chinese (scenario and question, as imported;
+``annotation.items.similarity``. Collections: the real EmoBench items in English and Chinese (scenario and question, as
+imported;
 its emotion and cause questions share a scenario, so it holds hundreds of real near-duplicate pairs), the same with
 paraphrased copies, and synthetic bilingual items with paraphrases of every strength.
 """
@@ -13,9 +14,9 @@ import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from items import lsh, synthetic
-from items.emobench import EA_QUESTION, EU_QUESTION, ZH_QUESTION_TYPES
-from items.similarity import near_duplicates
+from annotation.items import lsh, synthetic
+from annotation.items.emobench import EA_QUESTION, EU_QUESTION, ZH_QUESTION_TYPES
+from annotation.items.similarity import near_duplicates
 
 # The threshold of the item page and the release check, and the lowest the near-duplicates page offers.
 THRESHOLDS = (0.85, lsh.LOWEST_THRESHOLD)

@@ -9,10 +9,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, transaction
 
-from items import services
-from items.models import Item, ItemRevision, StatusDecision
-from screening import services as screening
-from screening.models import RoundItem
+from annotation.items import services
+from annotation.items.models import Item, ItemRevision, StatusDecision
+from annotation.screening import services as screening
+from annotation.screening.models import RoundItem
 from tests.factories import make_item, make_review, make_screening_round, mcq_content
 
 LEAD_DECISION = StatusDecision.Source.LEAD_DECISION

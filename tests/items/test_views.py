@@ -8,9 +8,18 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
-from items import services
-from items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, ItemDraft, ItemRevision, Scenario
-from items.views.items import PAGE_SIZE
+from annotation.items import services
+from annotation.items.models import (
+    Benchmark,
+    CrisisLevel,
+    Dimension,
+    EmotionCategory,
+    Item,
+    ItemDraft,
+    ItemRevision,
+    Scenario,
+)
+from annotation.items.views.items import PAGE_SIZE
 from tests.factories import make_item, mcq_content
 from tests.permissions import (
     LOGIN,

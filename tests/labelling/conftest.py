@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from labelling import services as comparisons
+from annotation.labelling import services as comparisons
 from tests.factories import make_item
 
 

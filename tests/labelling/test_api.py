@@ -7,10 +7,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from items.models import Benchmark
-from labelling import services as comparisons
-from labelling.models import ExpertLabel, LabelAssignment, LabelChange
-from labelling.pairwise import canonical_score
+from annotation.items.models import Benchmark
+from annotation.labelling import services as comparisons
+from annotation.labelling.models import ExpertLabel, LabelAssignment, LabelChange
+from annotation.labelling.pairwise import canonical_score
 
 pytestmark = pytest.mark.django_db
 

@@ -4,10 +4,10 @@ builder, and the builders' pages are closed to labellers (and the labelling page
 import pytest
 from django.core.exceptions import ValidationError
 
-from items.models import Benchmark
-from labelling import services as comparisons
-from labelling.forms import ComparisonSetForm
-from labelling.models import ComparisonSet, LabelAssignment
+from annotation.items.models import Benchmark
+from annotation.labelling import services as comparisons
+from annotation.labelling.forms import ComparisonSetForm
+from annotation.labelling.models import ComparisonSet, LabelAssignment
 
 
 def build(*, experts, user, name="blind"):

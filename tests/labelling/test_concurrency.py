@@ -12,10 +12,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 from django.test import Client
 
-from items.models import Benchmark
-from labelling import services as comparisons
-from labelling.models import ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
-from labelling.pairwise import canonical_score
+from annotation.items.models import Benchmark
+from annotation.labelling import services as comparisons
+from annotation.labelling.models import ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+from annotation.labelling.pairwise import canonical_score
 from tests.concurrency import run_together, wait_until_blocked
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,10 +7,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from items.models import Benchmark
-from items.services import ImportFailed
-from labelling import services as comparisons
-from labelling.models import ExpertLabel, LabelAssignment, ModelResponse
+from annotation.items.models import Benchmark
+from annotation.items.services import ImportFailed
+from annotation.labelling import services as comparisons
+from annotation.labelling.models import ExpertLabel, LabelAssignment, ModelResponse
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ anonymisation of model names in responses."""
 
 import pytest
 
-from labelling.pairwise import anonymise, canonical_score, shown_choice
+from annotation.labelling.pairwise import anonymise, canonical_score, shown_choice
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from items.models import Benchmark
-from labelling import selectors
-from labelling import services as comparisons
-from labelling.models import ComparisonSet, ExpertLabel, ExpertProgress, LabelAssignment
+from annotation.items.models import Benchmark
+from annotation.labelling import selectors
+from annotation.labelling import services as comparisons
+from annotation.labelling.models import ComparisonSet, ExpertLabel, ExpertProgress, LabelAssignment
 
 pytestmark = pytest.mark.django_db
 

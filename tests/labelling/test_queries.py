@@ -2,10 +2,10 @@
 
 import pytest
 
-from items.models import Benchmark, Dimension
-from labelling import services
-from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
-from labelling.selectors import label_next
+from annotation.items.models import Benchmark, Dimension
+from annotation.labelling import services
+from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+from annotation.labelling.selectors import label_next
 from tests.items.test_queries import MAX_QUERIES, bulk_items, queries_for
 
 

@@ -6,10 +6,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from items.models import Benchmark
-from items.services import ImportFailed
-from labelling import services as comparisons
-from labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
+from annotation.items.models import Benchmark
+from annotation.items.services import ImportFailed
+from annotation.labelling import services as comparisons
+from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
 from llm import runner
 from tests.factories import make_item
 

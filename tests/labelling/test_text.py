@@ -2,7 +2,7 @@
 
 import pytest
 
-from labelling.text import content_lines, response_length
+from annotation.labelling.text import content_lines, response_length
 
 
 def test_length_counts_english_words_and_chinese_characters_without_punctuation_or_symbols():

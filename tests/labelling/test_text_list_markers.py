@@ -2,7 +2,7 @@
 
 import pytest
 
-from labelling.text import content_lines, response_length
+from annotation.labelling.text import content_lines, response_length
 
 
 def test_circled_numbers_are_list_markers_and_are_removed_before_counting():

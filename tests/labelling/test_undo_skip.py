@@ -6,11 +6,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from items.models import Benchmark
-from labelling import selectors
-from labelling import services as comparisons
-from labelling.models import ExpertLabel, LabelAssignment, LabelChange
-from labelling.pairwise import canonical_score
+from annotation.items.models import Benchmark
+from annotation.labelling import selectors
+from annotation.labelling import services as comparisons
+from annotation.labelling.models import ExpertLabel, LabelAssignment, LabelChange
+from annotation.labelling.pairwise import canonical_score
 
 pytestmark = pytest.mark.django_db
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from items.models import Benchmark
-from labelling import services as comparisons
-from labelling.models import ExpertLabel, LabelAssignment
+from annotation.items.models import Benchmark
+from annotation.labelling import services as comparisons
+from annotation.labelling.models import ExpertLabel, LabelAssignment
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from items import services
-from releases import services as releases
+from annotation.items import services
+from annotation.releases import services as releases
 from tests.factories import make_frozen_release, make_item, mcq_content
 
 FIXED_NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

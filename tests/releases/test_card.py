@@ -5,15 +5,15 @@ import pytest
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from annotation.items import services
+from annotation.items.models import Benchmark, Dimension, Item
+from annotation.releases import services as releases
+from annotation.releases.models import Release
+from annotation.screening import services as screening
+from annotation.screening.criteria import default_criteria_create
+from annotation.screening.models import Criterion, RoundItem
+from annotation.screening.selectors import round_statistics
 from demo.base import DEMO_RELEASE, demo_seed
-from items import services
-from items.models import Benchmark, Dimension, Item
-from releases import services as releases
-from releases.models import Release
-from screening import services as screening
-from screening.criteria import default_criteria_create
-from screening.models import Criterion, RoundItem
-from screening.selectors import round_statistics
 from tests.factories import make_frozen_release, make_item, make_review, make_screening_round, mcq_content
 
 pytestmark = pytest.mark.django_db

@@ -4,10 +4,10 @@ import tracemalloc
 
 import pytest
 
-from items import services, synthetic
-from items.models import Benchmark
-from releases import services as releases
-from releases.checks import EntryFacts, release_checklist
+from annotation.items import services, synthetic
+from annotation.items.models import Benchmark
+from annotation.releases import services as releases
+from annotation.releases.checks import EntryFacts, release_checklist
 from tests.factories import make_item
 from tests.items.test_near_duplicates import SCENARIOS, content, edited
 

@@ -7,8 +7,8 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from items import services
-from releases import services as releases
+from annotation.items import services
+from annotation.releases import services as releases
 from tests.factories import make_frozen_release, make_item, mcq_content
 
 pytestmark = pytest.mark.django_db

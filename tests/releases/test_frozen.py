@@ -17,9 +17,8 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import F, ProtectedError, Value
 from django.db.models.functions import Concat
 
-from demo.base import DEMO_RELEASE, demo_seed
-from items import services
-from items.models import (
+from annotation.items import services
+from annotation.items.models import (
     Benchmark,
     CrisisLevel,
     Dimension,
@@ -29,13 +28,14 @@ from items.models import (
     Scenario,
     ScenarioDomain,
 )
-from releases import record
-from releases import services as releases
-from releases.export import MANIFEST
-from releases.models import FrozenReleaseError, Release, ReleaseFile, ReleaseItem
-from screening import services as screening
-from screening.criteria import default_criteria_create
-from screening.models import Criterion, RoundItem, ScreeningRound
+from annotation.releases import record
+from annotation.releases import services as releases
+from annotation.releases.export import MANIFEST
+from annotation.releases.models import FrozenReleaseError, Release, ReleaseFile, ReleaseItem
+from annotation.screening import services as screening
+from annotation.screening.criteria import default_criteria_create
+from annotation.screening.models import Criterion, RoundItem, ScreeningRound
+from demo.base import DEMO_RELEASE, demo_seed
 from tests.factories import make_frozen_release, make_item, make_review, make_screening_round, mcq_content
 
 pytestmark = pytest.mark.django_db

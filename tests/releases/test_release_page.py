@@ -3,8 +3,8 @@
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from releases import services as releases
-from releases.models import Release
+from annotation.releases import services as releases
+from annotation.releases.models import Release
 from tests.factories import make_item
 
 
@@ -44,7 +44,7 @@ def test_release_page_lists_a_newer_revision_of_a_pinned_item(frozen, admin_user
     entry = releases.release_entries(frozen)[0]
     content = entry.revision.content
     content["en"]["context"] += " Later edit."
-    from items import services
+    from annotation.items import services
 
     services.item_revise(
         item=entry.item, state=services.ItemState(dimension=entry.item.dimension, content=content), user=lead
@@ -54,7 +54,7 @@ def test_release_page_lists_a_newer_revision_of_a_pinned_item(frozen, admin_user
 
 
 def test_the_pinned_items_of_a_large_release_are_listed_a_page_at_a_time(frozen, admin_user, login, lead, monkeypatch):
-    from releases import views
+    from annotation.releases import views
 
     monkeypatch.setattr(views, "ENTRIES_PER_PAGE", 2)
     uids = sorted(entry.item.uid for entry in releases.release_entries(frozen))

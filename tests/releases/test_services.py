@@ -13,12 +13,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, connection, transaction
 
-from items import services
-from items.interchange import SCHEMA_PATH
-from items.models import Benchmark, Item
-from releases import services as releases
-from releases.export import verify_directory
-from releases.models import FrozenReleaseError, Release, ReleaseItem
+from annotation.items import services
+from annotation.items.interchange import SCHEMA_PATH
+from annotation.items.models import Benchmark, Item
+from annotation.releases import services as releases
+from annotation.releases.export import verify_directory
+from annotation.releases.models import FrozenReleaseError, Release, ReleaseItem
 from tests.factories import make_item, mcq_content
 from tests.releases.conftest import FIXED_NOW
 
@@ -298,7 +298,7 @@ def test_freeze_runs_the_same_queries_for_4_or_24_items(accepted_items, lead, fi
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from releases.models import Release
+    from annotation.releases.models import Release
     from tests.factories import make_item
 
     small = releases.release_create(
@@ -318,7 +318,7 @@ def test_freeze_runs_the_same_queries_for_4_or_24_items(accepted_items, lead, fi
 
 
 def test_the_checklist_links_the_first_offenders_and_counts_the_others():
-    from releases.checks import OFFENDERS_SHOWN, checklist_display
+    from annotation.releases.checks import OFFENDERS_SHOWN, checklist_display
 
     stored = [{"code": "answer_keys", "passed": False, "summary": "x", "offenders": [f"u{i}" for i in range(120)]}]
     [shown] = checklist_display(stored)

@@ -4,8 +4,8 @@ language."""
 import pytest
 from django.utils import translation
 
-from releases.models import Release
-from releases.views import checklist_display
+from annotation.releases.models import Release
+from annotation.releases.views import checklist_display
 
 pytestmark = pytest.mark.django_db
 

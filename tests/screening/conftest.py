@@ -2,8 +2,8 @@
 
 import pytest
 
-from screening.criteria import default_criteria_create
-from screening.models import Criterion
+from annotation.screening.criteria import default_criteria_create
+from annotation.screening.models import Criterion
 from tests.factories import make_item, mcq_content
 
 

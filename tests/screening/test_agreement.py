@@ -4,7 +4,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from screening.agreement import nominal_alpha
+from annotation.screening.agreement import nominal_alpha
 
 
 def test_alpha_from_patterns_matches_the_reliability_matrix():

@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from items.models import Item
-from screening.models import Review, ReviewAssignment, ReviewChange, RoundItem
+from annotation.items.models import Item
+from annotation.screening.models import Review, ReviewAssignment, ReviewChange, RoundItem
 from tests.factories import REVIEW_SCORES, make_review, make_screening_round
 
 pytestmark = pytest.mark.django_db

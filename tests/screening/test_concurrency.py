@@ -7,7 +7,7 @@ created by ``get_or_create`` under a row lock, and a second creator that loses t
 import pytest
 from django.test import Client
 
-from screening.models import Review, RoundItem
+from annotation.screening.models import Review, RoundItem
 from tests.concurrency import run_together
 from tests.factories import REVIEW_SCORES, make_screening_round
 

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from screening import selectors
-from screening import services as screening
-from screening.models import ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
-from screening.services import DECIDED
+from annotation.screening import selectors
+from annotation.screening import services as screening
+from annotation.screening.models import ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
+from annotation.screening.services import DECIDED
 from tests.factories import REVIEW_SCORES, make_screening_round
 
 pytestmark = pytest.mark.django_db
@@ -116,7 +116,7 @@ def test_the_queue_goes_on_after_the_current_item_wraps_around_and_previous_foll
 
 
 def test_a_leads_queue_read_from_the_lead_overview_equals_the_queue_read_alone(candidates, lead, reviewers):
-    from screening.home import lead_overview, review_queue, review_queue_of
+    from annotation.screening.home import lead_overview, review_queue, review_queue_of
 
     round = make_screening_round(user=lead, reviewers=[lead, *reviewers], reviewers_per_item=len(reviewers) + 1)
     first = selectors.next_assignment(round=round, reviewer=lead)

@@ -3,9 +3,9 @@
 import pytest
 from django.utils import timezone
 
-from items.models import Benchmark
-from screening import services
-from screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
+from annotation.items.models import Benchmark
+from annotation.screening import services
+from annotation.screening.models import Criterion, Review, ReviewAssignment, RoundItem, ScreeningRound
 from tests.items.test_queries import assert_same_queries_at_two_sizes, bulk_items, queries_for
 
 SCORES = {"linguistic_clarity": 4, "answer_key_correctness": "pass"}
@@ -98,7 +98,7 @@ def test_the_review_page_runs_the_same_queries_for_5_or_40_items(taxonomy, lead,
 
 
 def test_the_next_review_follows_the_queue_and_wraps_around(taxonomy, lead, team):
-    from screening.selectors import next_assignment
+    from annotation.screening.selectors import next_assignment
 
     round = bulk_round(n=4, lead=lead, reviewers=team, number=1)
     queue = list(ReviewAssignment.objects.filter(round_item__round=round, reviewer=lead).order_by("position"))

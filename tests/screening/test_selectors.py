@@ -2,8 +2,8 @@
 
 import pytest
 
-from screening import selectors
-from screening.models import RoundItem
+from annotation.screening import selectors
+from annotation.screening.models import RoundItem
 from tests.factories import make_review, make_screening_round
 
 pytestmark = pytest.mark.django_db

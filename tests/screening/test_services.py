@@ -3,9 +3,9 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from items.models import Item
-from screening import services as screening
-from screening.models import Criterion, Review, ReviewAssignment, RoundItem
+from annotation.items.models import Item
+from annotation.screening import services as screening
+from annotation.screening.models import Criterion, Review, ReviewAssignment, RoundItem
 from tests.factories import REVIEW_SCORES, make_item, make_review, make_screening_round
 
 pytestmark = pytest.mark.django_db

@@ -6,9 +6,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from screening import selectors
-from screening import services as screening
-from screening.models import Review, ReviewAssignment, ReviewChange
+from annotation.screening import selectors
+from annotation.screening import services as screening
+from annotation.screening.models import Review, ReviewAssignment, ReviewChange
 from tests.factories import REVIEW_SCORES, make_screening_round
 
 pytestmark = pytest.mark.django_db

@@ -3,10 +3,10 @@ import time
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.releases.models import Release
 from evaluation import services
 from evaluation.models import EvaluationRun
 from llm.models import Endpoint
-from releases.models import Release
 
 
 class Command(BaseCommand):

@@ -1,0 +1,36 @@
+"""The item bank's data: taxonomy, items with immutable revisions, editor drafts, templates and drafting jobs, and
+the near-duplicate index."""
+
+from annotation.items.models.decisions import StatusDecision
+from annotation.items.models.drafting import DraftingJob, ItemTemplate
+from annotation.items.models.items import Item, ItemDraft, ItemRevision, ItemRevisionQuerySet
+from annotation.items.models.similarity import ItemSignature, ItemSignatureBand, SimilarityIndex
+from annotation.items.models.taxonomy import (
+    Benchmark,
+    BilingualNamed,
+    CrisisLevel,
+    Dimension,
+    EmotionCategory,
+    Scenario,
+    ScenarioDomain,
+)
+
+__all__ = [
+    "Benchmark",
+    "BilingualNamed",
+    "CrisisLevel",
+    "Dimension",
+    "DraftingJob",
+    "EmotionCategory",
+    "Item",
+    "ItemDraft",
+    "ItemRevision",
+    "ItemRevisionQuerySet",
+    "ItemSignature",
+    "ItemSignatureBand",
+    "ItemTemplate",
+    "Scenario",
+    "ScenarioDomain",
+    "SimilarityIndex",
+    "StatusDecision",
+]

@@ -1,0 +1,23 @@
+from django.urls import path
+
+from annotation.items.views import coverage, drafting, items
+
+app_name = "items"
+
+urlpatterns = [
+    path("items/", items.item_list, name="item-list"),
+    path("items/new/", items.item_create, name="item-create"),
+    path("items/export.jsonl", items.item_export, name="item-export"),
+    path("items/import/", items.item_import, name="item-import"),
+    path("items/near-duplicates/", coverage.near_duplicate_clusters, name="near-duplicates"),
+    path("coverage/", coverage.coverage, name="coverage"),
+    path("items/<str:uid>/", items.item_detail, name="item-detail"),
+    path("items/<str:uid>/edit/", items.item_edit, name="item-edit"),
+    path("items/<str:uid>/history/", items.item_history, name="item-history"),
+    path("items/<str:uid>/status/", items.item_status_decide, name="item-status-decide"),
+    path("items/<str:uid>/autosave/", items.item_autosave, name="item-autosave"),
+    path("taxonomy/", items.taxonomy, name="taxonomy"),
+    path("schema/item.json", items.item_schema, name="item-schema"),
+    path("drafting/", drafting.overview, name="drafting"),
+    path("drafting/jobs/<int:pk>/", drafting.job_detail, name="drafting-job"),
+]

@@ -1,0 +1,420 @@
+"""Pages of the item bank: list, detail, editor, history with diffs, taxonomy, import and export."""
+
+import re
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation.items import selectors, services
+from annotation.items.content import LANGUAGES
+from annotation.items.diff import diff_versions
+from annotation.items.forms import (
+    ItemCreateForm,
+    ItemFilterForm,
+    ItemMetaForm,
+    StatusDecisionForm,
+    content_from_post,
+    editor_rows,
+)
+from annotation.items.interchange import SCHEMA_PATH, dump_jsonl
+from annotation.items.models import Benchmark, Item, ItemDraft, StatusDecision
+from annotation.items.neighbours import item_neighbours
+from annotation.items.pagination import IdsFirstPaginator, count_cache_key
+from core import home
+from core.permissions import permission_required
+
+PAGE_SIZE = 25
+
+
+def field_label(label: str) -> str:
+    """Translate a diff field label such as ``turn 2 option B``."""
+    if m := re.fullmatch(r"turn (\d+) (user|answer|option ([A-L]))", label):
+        turn, part, letter = m.group(1), m.group(2), m.group(3)
+        if letter:
+            return _("Turn %(turn)s · option %(letter)s") % {"turn": turn, "letter": letter}
+        if part == "user":
+            return _("Turn %(turn)s · user message") % {"turn": turn}
+        return _("Turn %(turn)s · answer") % {"turn": turn}
+    if m := re.fullmatch(r"option ([A-L])", label):
+        return _("Option %(letter)s") % {"letter": m.group(1)}
+    names = {
+        "context": _("Context"),
+        "question": _("Question"),
+        "prompt": _("User message"),
+        "answer": _("Answer"),
+        "options": _("Options"),
+        "turns": _("Turns"),
+        "user": _("User message"),
+    }
+    return names.get(label, label)
+
+
+def _language_name(code: str | None) -> str:
+    return {"en": _("English"), "zh": _("Chinese")}.get(code or "", code or "")
+
+
+def parity_messages(issues: list[dict]) -> list[dict]:
+    """Return stored parity issues with their message in the UI language."""
+    result = []
+    for issue in issues:
+        params = issue.get("params") or {}
+        lang = _language_name(issue.get("language"))
+        code = issue.get("code")
+        if code == "missing_language":
+            text = _("The %(language)s version is missing.") % {"language": lang}
+        elif code == "kind_mismatch":
+            text = _("The %(language)s version is shaped like %(shape)s, but the item is %(kind)s.") % {
+                "language": lang,
+                "shape": params.get("shape") or "?",
+                "kind": params.get("kind"),
+            }
+        elif code in {"option_count_mismatch", "turn_count_mismatch"}:
+            counts = ", ".join(f"{_language_name(k)} {v}" for k, v in (params.get("counts") or {}).items())
+            if code == "turn_count_mismatch":
+                text = _("The languages have different numbers of turns: %(counts)s.") % {"counts": counts}
+            elif params.get("turn"):
+                text = _("The languages have different numbers of options in turn %(turn)s: %(counts)s.") % {
+                    "turn": params["turn"],
+                    "counts": counts,
+                }
+            else:
+                text = _("The languages have different numbers of options: %(counts)s.") % {"counts": counts}
+        elif code == "missing_field":
+            text = _("The %(language)s version has no %(field)s.") % {
+                "language": lang,
+                "field": field_label(params.get("field", "")),
+            }
+            if params.get("turn"):
+                text = _("The %(language)s turn %(turn)s has no %(field)s.") % {
+                    "language": lang,
+                    "turn": params["turn"],
+                    "field": field_label(params.get("field", "")),
+                }
+        elif code == "missing_answer":
+            text = _("The %(language)s answer key is missing (%(where)s).") % {
+                "language": lang,
+                "where": field_label(params.get("label", "answer")),
+            }
+        elif code == "answer_out_of_range":
+            text = _("The %(language)s answer key %(answer)s is out of range (0 to %(max)s) (%(where)s).") % {
+                "language": lang,
+                "answer": params.get("answer"),
+                "max": params.get("max"),
+                "where": field_label(params.get("label", "answer")),
+            }
+        else:
+            text = issue.get("message", "")
+        result.append({"code": code, "language": issue.get("language"), "message": text})
+    return result
+
+
+def _list_filters(request: HttpRequest) -> dict[str, str]:
+    """Return the list filters as given: an unknown value matches nothing rather than being silently dropped."""
+    return {name: request.GET[name] for name in selectors.ITEM_FILTERS if request.GET.get(name)}
+
+
+@permission_required("items.view_item")
+def item_list(request: HttpRequest) -> HttpResponse:
+    form = ItemFilterForm(request.GET or None)
+    filters = _list_filters(request)
+    paginator = IdsFirstPaginator(
+        selectors.item_list(filters=filters), PAGE_SIZE, count_key=count_cache_key("items", filters)
+    )
+    page = paginator.get_page(request.GET.get("page"))
+    query = {k: v for k, v in request.GET.items() if k != "page" and v}
+    context = {
+        "form": form,
+        "page": page,
+        "query": urlencode(query),
+        "export_url": reverse("items:item-export") + ("?" + urlencode(query) if query else ""),
+    }
+    template = "items/item_list.html#results" if request.htmx else "items/item_list.html"
+    return render(request, template, context)
+
+
+def _detail_context(request: HttpRequest, item: Item, status_form: StatusDecisionForm | None = None) -> dict:
+    revision = item.current_revision
+    neighbours = item_neighbours(item=item, threshold=settings.NEAR_DUPLICATE_THRESHOLD)
+    similar = [{"lang": n.language, "uid": n.uid, "score": n.score, "warn": n.warn} for n in neighbours.nearest]
+    may_decide = request.user.has_perm(services.DECIDE_STATUS) and item.status != Item.Status.IN_SCREENING
+    return {
+        "item": item,
+        "similar": similar,
+        "duplicate_warning": any(s["warn"] for s in similar),
+        "similarity_unindexed": neighbours.unindexed,
+        "revision": revision,
+        "languages": selectors.item_languages(item, revision),
+        "parity_issues": parity_messages(revision.parity_issues) if revision else [],
+        "can_edit": request.user.has_perm("items.change_item"),
+        "status_decisions": selectors.item_status_decisions(item=item),
+        **home.item_context(item=item),
+        "status_form": status_form or (StatusDecisionForm(item=item) if may_decide else None),
+    }
+
+
+def _item_or_404(uid: str) -> Item:
+    try:
+        return selectors.item_detail(uid=uid)
+    except Item.DoesNotExist as exc:
+        raise Http404(_("No item with uid %(uid)s.") % {"uid": uid}) from exc
+
+
+@permission_required("items.view_item")
+def item_detail(request: HttpRequest, uid: str) -> HttpResponse:
+    item = _item_or_404(uid)
+    return render(request, "items/item_detail.html", _detail_context(request, item))
+
+
+@permission_required(services.DECIDE_STATUS)
+@require_POST
+def item_status_decide(request: HttpRequest, uid: str) -> HttpResponse:
+    """Record a lead expert's or admin's decision to accept, reject or return the item to draft."""
+    item = _item_or_404(uid)
+    form = StatusDecisionForm(request.POST, item=item)
+    if form.is_valid():
+        try:
+            services.item_status_decide(
+                item=item,
+                status=form.cleaned_data["status"],
+                user=request.user,
+                reason=form.cleaned_data["reason"],
+                source=StatusDecision.Source.LEAD_DECISION,
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc.messages)
+        else:
+            done = _("The item is now %(status)s; your reason is recorded.")
+            messages.success(request, done % {"status": item.get_status_display()})
+            return redirect(f"{reverse('items:item-detail', args=[item.uid])}#status-history")
+    return render(request, "items/item_detail.html", _detail_context(request, item, status_form=form), status=400)
+
+
+def _state_from_form(item_or_benchmark_kind: str, meta: ItemMetaForm, data: dict) -> services.ItemState:
+    cleaned = meta.cleaned_data
+    return services.ItemState(
+        dimension=cleaned["dimension"],
+        content=content_from_post(item_or_benchmark_kind, data),
+        scenario=cleaned.get("scenario"),
+        emotions=list(cleaned.get("emotions") or []),
+        crisis_level=cleaned.get("crisis_level"),
+        difficulty=cleaned.get("difficulty") or "",
+    )
+
+
+def _editor_context(item: Item, meta: ItemMetaForm, content: dict, error: str = "") -> dict:
+    return {
+        "item": item,
+        "meta": meta,
+        "editors": [
+            {
+                "code": lang,
+                "label": _("English") if lang == "en" else _("Chinese"),
+                "rows": editor_rows(item.kind, content.get(lang), lang),
+            }
+            for lang in LANGUAGES
+        ],
+        "error": error,
+    }
+
+
+@permission_required("items.change_item")
+@require_http_methods(["GET", "POST"])
+def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
+    item = get_object_or_404(Item.objects.select_related("benchmark", "current_revision"), uid=uid)
+    revision = item.current_revision
+    if request.method == "POST":
+        meta = ItemMetaForm(request.POST, benchmark=item.benchmark)
+        if meta.is_valid():
+            state = _state_from_form(item.kind, meta, request.POST)
+            # An expert saving the item has revised every language, so nothing stays marked as machine-drafted.
+            state.metadata = {k: v for k, v in item.metadata.items() if k != "machine_drafted_languages"}
+            try:
+                new = services.item_revise(
+                    item=item,
+                    state=state,
+                    user=request.user,
+                    message=meta.cleaned_data.get("message") or "",
+                    base_revision=meta.cleaned_data.get("base_revision"),
+                )
+            except services.RevisionConflict as exc:
+                context = _editor_context(item, meta, state.content, error=str(exc))
+                return render(request, "items/item_edit.html", context, status=409)
+            except ValidationError as exc:
+                context = _editor_context(item, meta, state.content, error=" ".join(exc.messages))
+                return render(request, "items/item_edit.html", context, status=400)
+            services.item_draft_discard(item=item, user=request.user)
+            if new is None:
+                messages.info(request, _("Nothing changed, so no revision was saved."))
+                return redirect("items:item-detail", uid=item.uid)
+            messages.success(request, _("Saved revision %(number)s.") % {"number": new.number})
+            url = reverse("items:item-history", args=[item.uid])
+            return redirect(f"{url}?a={new.number - 1}&b={new.number}")
+        context = _editor_context(item, meta, content_from_post(item.kind, request.POST))
+        return render(request, "items/item_edit.html", context, status=400)
+    draft = ItemDraft.objects.filter(item=item, user=request.user).first()
+    if draft is not None and request.GET.get("draft") != "discard":
+        data = QueryDict(mutable=True)
+        for key, values in draft.data.items():
+            data.setlist(key, values)
+        meta = ItemMetaForm(data, benchmark=item.benchmark)
+        meta.is_valid()
+        context = _editor_context(item, meta, content_from_post(item.kind, data))
+        context["draft"] = draft
+        context["stale_draft"] = revision is not None and draft.base_revision != revision.number
+        return render(request, "items/item_edit.html", context)
+    if draft is not None:
+        services.item_draft_discard(item=item, user=request.user)
+    attrs = revision.attributes if revision else {}
+    meta = ItemMetaForm(
+        initial={
+            "dimension": item.dimension_id,
+            "scenario": item.scenario_id,
+            "emotions": list(item.emotions.all()),
+            "crisis_level": item.crisis_level_id,
+            "difficulty": attrs.get("difficulty", item.difficulty),
+            "base_revision": revision.number if revision else None,
+        },
+        benchmark=item.benchmark,
+    )
+    return render(request, "items/item_edit.html", _editor_context(item, meta, revision.content if revision else {}))
+
+
+@permission_required("items.change_item")
+@require_POST
+def item_autosave(request: HttpRequest, uid: str) -> HttpResponse:
+    item = get_object_or_404(Item, uid=uid)
+    data = {key: request.POST.getlist(key) for key in request.POST if key != "csrfmiddlewaretoken"}
+    try:
+        base = int(request.POST.get("base_revision") or 0) or None
+        services.item_draft_save(item=item, user=request.user, data=data, base_revision=base)
+    except (ValidationError, ValueError) as exc:
+        return HttpResponse(" ".join(getattr(exc, "messages", [str(exc)])), status=400)
+    return HttpResponse(_("Draft autosaved at %(time)s") % {"time": timezone.localtime().strftime("%H:%M:%S")})
+
+
+@permission_required("items.add_item")
+@require_http_methods(["GET", "POST"])
+def item_create(request: HttpRequest) -> HttpResponse:
+    form = ItemCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        benchmark = form.cleaned_data["benchmark"]
+        dimension = benchmark.dimensions.filter(children__isnull=True).order_by("position").first()
+        if dimension is None:
+            form.add_error("benchmark", _("This benchmark has no dimensions yet."))
+        else:
+            try:
+                item = services.item_create(
+                    benchmark=benchmark,
+                    uid=form.cleaned_data["uid"],
+                    kind=form.cleaned_data["kind"],
+                    state=services.ItemState(dimension=dimension, content={}),
+                    user=request.user,
+                    message=_("Created"),
+                )
+            except ValidationError as exc:
+                # The uid was free when the form was checked but taken by someone else's save since.
+                taken = exc.message_dict.get("uid") if hasattr(exc, "error_dict") else None
+                form.add_error("uid" if taken else None, taken or exc.messages)
+            else:
+                return redirect("items:item-edit", uid=item.uid)
+    return render(request, "items/item_create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@permission_required("items.view_item")
+def item_history(request: HttpRequest, uid: str) -> HttpResponse:
+    item = get_object_or_404(Item.objects.select_related("benchmark"), uid=uid)
+    revisions = list(selectors.item_revisions(item=item))
+    by_number = {r.number: r for r in revisions}
+    newest = revisions[0].number if revisions else 0
+    try:
+        b = int(request.GET.get("b", newest))
+        a = int(request.GET.get("a", max(b - 1, 1)))
+    except ValueError:
+        a, b = max(newest - 1, 1), newest
+    feedback = home.item_context(item=item).get("feedback", [])
+    for entry in feedback:
+        revision = by_number.get(entry.round_item.revision.number)
+        if revision is not None:
+            revision.feedback = [*getattr(revision, "feedback", []), entry]
+    old, new = by_number.get(a), by_number.get(b)
+    if old is not None and old == new:
+        old = None
+    diffs = []
+    if old and new:
+        for lang in LANGUAGES:
+            rows = diff_versions(item.kind, old.content.get(lang), new.content.get(lang), lang)
+            for row in rows:
+                row["label"] = field_label(row["field"])
+            diffs.append({"code": lang, "label": _("English") if lang == "en" else _("Chinese"), "rows": rows})
+    attr_changes = []
+    if old and new:
+        for key in sorted(set(old.attributes) | set(new.attributes)):
+            if old.attributes.get(key) != new.attributes.get(key):
+                attr_changes.append((key, old.attributes.get(key), new.attributes.get(key)))
+    return render(
+        request,
+        "items/item_history.html",
+        {
+            "item": item,
+            "revisions": revisions,
+            "old": old,
+            "new": new,
+            "diffs": diffs,
+            "attr_changes": attr_changes,
+            "feedback": feedback,
+        },
+    )
+
+
+@permission_required("items.view_item")
+def taxonomy(request: HttpRequest) -> HttpResponse:
+    return render(request, "items/taxonomy.html", selectors.taxonomy_tree())
+
+
+@permission_required("items.view_item")
+def item_export(request: HttpRequest) -> HttpResponse:
+    filters = _list_filters(request)
+    body = dump_jsonl(selectors.item_export_records(items=selectors.item_list(filters=filters)))
+    response = HttpResponse(body.encode("utf-8"), content_type="application/x-ndjson; charset=utf-8")
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="items-{stamp}.jsonl"'
+    return response
+
+
+@permission_required("items.add_item")
+@require_http_methods(["GET", "POST"])
+def item_import(request: HttpRequest) -> HttpResponse:
+    context: dict = {"formats": services.IMPORT_FORMATS, "benchmarks": Benchmark.objects.all()}
+    if request.method == "POST":
+        upload = request.FILES.get("file")
+        fmt = request.POST.get("format", "eistudio")
+        dry_run = request.POST.get("dry_run") == "on"
+        context.update({"chosen_format": fmt, "dry_run": dry_run})
+        if upload is None:
+            context["errors"] = [_("Choose a JSONL file to import.")]
+            return render(request, "items/item_import.html", context, status=400)
+        try:
+            report = services.items_import(
+                data=upload.read(),
+                user=request.user,
+                format=fmt,
+                benchmark=request.POST.get("benchmark") or None,
+                dry_run=dry_run,
+            )
+        except services.ImportFailed as exc:
+            context["errors"] = [str(e) for e in exc.errors]
+            return render(request, "items/item_import.html", context, status=400)
+        context["report"] = report
+    return render(request, "items/item_import.html", context)
+
+
+def item_schema(request: HttpRequest) -> FileResponse:
+    return FileResponse(SCHEMA_PATH.open("rb"), content_type="application/schema+json")

@@ -1,0 +1,244 @@
+"""Model responses, pairwise comparison sets, expert assignments and expert labels."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
+
+LANGUAGE_CHOICES = [("en", _("English")), ("zh", _("Chinese"))]
+
+
+class ModelResponse(models.Model):
+    """One model's reply to an open prompt in one language. The model name is never shown to experts."""
+
+    class Source(models.TextChoices):
+        IMPORTED = "imported", _("imported")
+        GENERATED = "generated", _("generated")
+
+    item = models.ForeignKey("items.Item", on_delete=models.PROTECT, related_name="responses")
+    language = models.CharField(_("language"), max_length=2, choices=LANGUAGE_CHOICES)
+    model_name = models.CharField(_("model"), max_length=200)
+    text = models.TextField(_("text"))
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.IMPORTED)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item__uid", "language", "model_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "language", "model_name"], name="one_response_per_model"),
+            models.CheckConstraint(condition=Q(language__in=["en", "zh"]), name="response_language_valid"),
+        ]
+        verbose_name = _("model response")
+        verbose_name_plural = _("model responses")
+
+    def __str__(self) -> str:
+        return f"{self.item_id} [{self.language}] {self.model_name}"
+
+
+class ComparisonSet(models.Model):
+    """Comparisons chosen for expert labelling (and judge calibration), with their expert assignments."""
+
+    name = models.CharField(_("name"), max_length=200, unique=True)
+    benchmark = models.ForeignKey("items.Benchmark", on_delete=models.PROTECT, related_name="comparison_sets")
+    description = models.TextField(_("description"), blank=True)
+    seed = models.IntegerField(_("seed"), default=0)
+    per_stratum = models.PositiveIntegerField(_("comparisons per dimension and language"), null=True, blank=True)
+    experts_per_comparison = models.PositiveSmallIntegerField(
+        _("experts per comparison"), null=True, blank=True, help_text=_("Empty: every assigned expert labels all.")
+    )
+    experts = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="comparison_sets")
+    # Active: served in the order that most informs the judge choice, with each draw's probability recorded
+    # (calibration.allocation, through annotation.labelling.serving); the agreement estimates correct for it.
+    order = models.CharField(
+        _("serving order"),
+        max_length=6,
+        choices=[("random", _("stratified random")), ("active", _("active (most informative first)"))],
+        default="random",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Comparisons are fixed when the set is built; their number is stored then, so lists need not count them.
+    size = models.PositiveIntegerField(_("comparisons"), default=0)
+    # Closing a set fixes its labels: experts may change their own labels only while it is open.
+    closed_at = models.DateTimeField(_("closed at"), null=True, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [
+            ("manage_comparisons", "Can import responses and build comparison sets"),
+            ("label_comparisons", "Can label the comparisons assigned to them"),
+        ]
+        verbose_name = _("comparison set")
+        verbose_name_plural = _("comparison sets")
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_open(self) -> bool:
+        return self.closed_at is None
+
+
+class Comparison(models.Model):
+    """Two responses to one item in one language, compared on one subjective dimension (A and B canonical)."""
+
+    comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="comparisons")
+    item = models.ForeignKey("items.Item", on_delete=models.PROTECT, related_name="comparisons")
+    language = models.CharField(_("language"), max_length=2, choices=LANGUAGE_CHOICES)
+    dimension = models.ForeignKey("items.Dimension", on_delete=models.PROTECT, related_name="comparisons")
+    response_a = models.ForeignKey(ModelResponse, on_delete=models.PROTECT, related_name="+")
+    response_b = models.ForeignKey(ModelResponse, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        ordering = ["comparison_set", "id"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(response_a=F("response_b")), name="comparison_pairs_two_responses"),
+            models.UniqueConstraint(
+                fields=["comparison_set", "dimension", "response_a", "response_b"], name="comparison_unique_in_set"
+            ),
+        ]
+        verbose_name = _("comparison")
+        verbose_name_plural = _("comparisons")
+
+    def __str__(self) -> str:
+        return f"{self.item_id} [{self.language}] {self.dimension_id}: {self.response_a_id} vs {self.response_b_id}"
+
+
+class LabelAssignment(models.Model):
+    """A comparison given to one expert, with the left/right order that expert sees."""
+
+    class Order(models.TextChoices):
+        AB = "AB", _("A left, B right")
+        BA = "BA", _("B left, A right")
+
+    comparison = models.ForeignKey(Comparison, on_delete=models.CASCADE, related_name="assignments")
+    # The comparison's set, repeated here so that an expert's queue in a set is one index range.
+    comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="+")
+    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="label_assignments")
+    shown_order = models.CharField(max_length=2, choices=Order.choices)
+    position = models.PositiveIntegerField(default=0)
+    # When the expert labelled it (the label's creation), empty while open: the queue's partial index keys on it.
+    labelled_at = models.DateTimeField(_("labelled at"), null=True, blank=True)
+    first_viewed_at = models.DateTimeField(null=True, blank=True)
+    # Set when the expert opens an assignment already labelled: a change is timed from then.
+    reopened_at = models.DateTimeField(null=True, blank=True)
+    # Set when the expert puts the comparison aside; it moves to the end of their queue and stays theirs.
+    skipped_at = models.DateTimeField(_("skipped at"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["expert", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["comparison", "expert"], name="one_assignment_per_expert_and_comparison")
+        ]
+        indexes = [
+            # The expert's open queue in a set, in order: the next assignment is one index seek.
+            models.Index(
+                fields=["comparison_set", "expert", "position", "id"],
+                name="label_queue_open",
+                condition=Q(labelled_at__isnull=True),
+            ),
+            # The expert's labels in a set in the order given, for "previous" without sorting them.
+            models.Index(
+                fields=["comparison_set", "expert", "labelled_at", "id"],
+                name="label_queue_done",
+                condition=Q(labelled_at__isnull=False),
+            ),
+            # Put aside and not labelled yet: few, listed on the label page.
+            models.Index(
+                fields=["comparison_set", "expert", "position", "id"],
+                name="label_queue_skipped",
+                condition=Q(labelled_at__isnull=True, skipped_at__isnull=False),
+            ),
+            # Every assignment of an expert, by set and position (the API's list, the end of a queue).
+            models.Index(fields=["expert", "comparison_set", "position", "id"], name="label_queue_order"),
+        ]
+        verbose_name = _("labelling assignment")
+        verbose_name_plural = _("labelling assignments")
+
+    def __str__(self) -> str:
+        return f"{self.comparison_id} → {self.expert_id} ({self.shown_order})"
+
+
+class ExpertProgress(models.Model):
+    """An expert's counts in one comparison set, kept by the labelling services as they label, skip and change.
+
+    Pages and the API read progress from here instead of counting assignments, so their cost does not grow with
+    the size of a set. ``annotation.labelling.services.progress_recount`` rebuilds them from the assignments and labels.
+    """
+
+    comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="expert_progress")
+    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    assigned = models.PositiveIntegerField(_("assigned"), default=0)
+    labelled = models.PositiveIntegerField(_("labelled"), default=0)
+    # Put aside and not labelled yet.
+    skipped = models.PositiveIntegerField(_("skipped"), default=0)
+    # Labels changed at least once.
+    changed = models.PositiveIntegerField(_("changed"), default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["comparison_set", "expert"], name="one_progress_per_expert_and_set"),
+        ]
+        indexes = [models.Index(fields=["expert", "comparison_set"], name="progress_by_expert")]
+        verbose_name = _("labelling progress")
+        verbose_name_plural = _("labelling progress")
+
+    def __str__(self) -> str:
+        return f"{self.comparison_set_id} · {self.expert_id}: {self.labelled}/{self.assigned}"
+
+
+class ExpertLabel(models.Model):
+    """An expert's verdict, stored canonically: +k means A wins by k pluses, 0 a tie, -k B wins by k."""
+
+    assignment = models.OneToOneField(LabelAssignment, on_delete=models.PROTECT, related_name="label")
+    score = models.SmallIntegerField(_("signed score"))
+    shown_order = models.CharField(max_length=2, choices=LabelAssignment.Order.choices)
+    rationale = models.TextField(_("rationale"), blank=True)
+    seconds_spent = models.PositiveIntegerField(_("seconds spent"), null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    changed_at = models.DateTimeField(_("last changed at"), null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(score__gte=-5) & Q(score__lte=5), name="label_score_in_range"),
+        ]
+        verbose_name = _("expert label")
+        verbose_name_plural = _("expert labels")
+
+    def __str__(self) -> str:
+        return f"{self.assignment}: {self.score:+d}"
+
+
+class LabelChange(models.Model):
+    """One change an expert made to their own label while the set was open: the old and the new verdict."""
+
+    label = models.ForeignKey(ExpertLabel, on_delete=models.CASCADE, related_name="changes")
+    old_score = models.SmallIntegerField(_("old signed score"))
+    new_score = models.SmallIntegerField(_("new signed score"))
+    old_rationale = models.TextField(_("old rationale"), blank=True)
+    new_rationale = models.TextField(_("new rationale"), blank=True)
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    changed_at = models.DateTimeField(auto_now_add=True)
+    seconds_spent = models.PositiveIntegerField(_("seconds spent"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["label", "changed_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(old_score__gte=-5) & Q(old_score__lte=5) & Q(new_score__gte=-5) & Q(new_score__lte=5),
+                name="label_change_scores_in_range",
+            ),
+        ]
+        verbose_name = _("label change")
+        verbose_name_plural = _("label changes")
+
+    def __str__(self) -> str:
+        return f"{self.label_id}: {self.old_score:+d} -> {self.new_score:+d}"

@@ -1,0 +1,262 @@
+"""Pages for pairwise expert labelling: comparison sets, the keyboard-driven labelling queue, response import."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
+
+from annotation.items.services import ImportFailed
+from annotation.labelling import selectors
+from annotation.labelling import services as comparisons
+from annotation.labelling.forms import ComparisonSetForm, GenerateForm
+from annotation.labelling.models import ComparisonSet
+from annotation.labelling.pairwise import anonymise, plus_string, shown_choice
+from core.permissions import permission_required
+from llm.models import Run
+
+BUILDERS = gettext_lazy(
+    "Importing or generating responses and building comparison sets shows which model wrote which response, so "
+    "it is left to those who do not label."
+)
+SKIPPED_SHOWN = 20
+LABELLERS = gettext_lazy(
+    "Comparisons are labelled blind by the experts they are assigned to; whoever builds sets or imports responses "
+    "has seen the model names and does not label."
+)
+
+
+@permission_required("items.view_item")
+def set_list(request: HttpRequest) -> HttpResponse:
+    sets = selectors.comparison_set_overview(expert=request.user)
+    return render(request, "labelling/labelling_list.html", {"sets": sets})
+
+
+@permission_required("labelling.manage_comparisons", why=BUILDERS)
+def set_create(request: HttpRequest) -> HttpResponse:
+    form = ComparisonSetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            cs = comparisons.comparison_set_build(
+                name=data["name"],
+                benchmark=data["benchmark"],
+                experts=[form.eligible[pk] for pk in data["experts"]],
+                user=request.user,
+                seed=data["seed"],
+                per_stratum=data["per_stratum"],
+                experts_per_comparison=data["experts_per_comparison"],
+            )
+            comparisons.comparison_set_order_set(comparison_set=cs, order=data.get("order") or "random")
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(
+                request, _("Comparison set created with %(n)s comparisons.") % {"n": cs.comparisons.count()}
+            )
+            return redirect("labelling:set-list")
+    return render(request, "labelling/labelling_create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@permission_required("labelling.manage_comparisons", why=BUILDERS)
+def responses_import(request: HttpRequest) -> HttpResponse:
+    context: dict = {"generate_form": GenerateForm(request.POST if request.POST.get("form") == "generate" else None)}
+    if request.method == "POST" and request.POST.get("form") == "generate":
+        form = context["generate_form"]
+        if form.is_valid():
+            try:
+                run = comparisons.responses_generate(
+                    benchmark=form.cleaned_data["benchmark"],
+                    endpoint=form.cleaned_data["endpoint"],
+                    languages=tuple(form.cleaned_data["languages"]),
+                    user=request.user,
+                )
+            except ValidationError as exc:
+                context["errors"] = exc.messages
+            else:
+                messages.success(request, _("Generating responses in the background (run %(id)s).") % {"id": run.pk})
+                return redirect("labelling:responses-import")
+    elif request.method == "POST":
+        upload = request.FILES.get("file")
+        if upload is None:
+            context["errors"] = [_("Choose a JSONL file to import.")]
+        else:
+            try:
+                context["result"] = comparisons.responses_import(data=upload.read(), user=request.user)
+            except ImportFailed as exc:
+                context["errors"] = [str(e) for e in exc.errors]
+    context["runs"] = Run.objects.filter(purpose=comparisons.RESPONSES_PURPOSE).select_related("endpoint")[:20]
+    status = 400 if context.get("errors") else 200
+    return render(request, "labelling/responses_import.html", context, status=status)
+
+
+@permission_required("labelling.label_comparisons", why=LABELLERS)
+def label_next(request: HttpRequest, pk: int) -> HttpResponse:
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    if request.GET.get("last"):
+        # Back to the label given last, to change it (the list offers this once the queue is done).
+        assignment = selectors.label_previous(comparison_set=cs, expert=request.user)
+    else:
+        assignment = selectors.label_next(comparison_set=cs, expert=request.user)
+    if assignment is None:
+        messages.success(request, _("You have labelled every comparison assigned to you in this set."))
+        return redirect("labelling:set-list")
+    return redirect("labelling:label", pk=cs.pk, assignment=assignment.pk)
+
+
+def _is_prefetch(request: HttpRequest) -> bool:
+    purpose = f"{request.headers.get('Sec-Purpose', '')} {request.headers.get('Purpose', '')}"
+    return "prefetch" in purpose
+
+
+def _not_assigned(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "screening/review_denied.html",
+        {"round": None, "message": _("This comparison is not assigned to you.")},
+        status=403,
+    )
+
+
+def _after(request: HttpRequest, cs: ComparisonSet, assignment: int) -> HttpResponse:
+    """Go on to the expert's next unlabelled comparison, or back to the sets when none is left."""
+    # Only the comparison just put aside may be left: then it comes back now.
+    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment) or selectors.label_next(
+        comparison_set=cs, expert=request.user
+    )
+    if nxt is None:
+        messages.success(request, _("You have labelled every comparison assigned to you in this set."))
+        return redirect("labelling:set-list")
+    # The browser may show the next page from its prefetch: the expert starts on it now.
+    comparisons.assignment_mark_viewed(assignment=nxt)
+    return redirect("labelling:label", pk=cs.pk, assignment=nxt.pk)
+
+
+@permission_required("labelling.label_comparisons", why=LABELLERS)
+def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    # The assignment comes with its set (one query); a set that does not exist is still a 404.
+    assignment_obj = selectors.label_assignment(comparison_set=pk, pk=assignment)
+    if assignment_obj is None or assignment_obj.expert_id != request.user.pk:
+        get_object_or_404(ComparisonSet, pk=pk)
+        return _not_assigned(request)
+    comparison = assignment_obj.comparison
+    cs = comparison.comparison_set
+    existing = getattr(assignment_obj, "label", None)
+    error, status = "", 200
+    if request.method == "POST":
+        margin_raw = request.POST.get("margin") or ""
+        changing = existing is not None and request.POST.get("change") == "1"
+        service = comparisons.label_change if changing else comparisons.label_submit
+        try:
+            margin = int(margin_raw) if margin_raw else None
+            service(
+                comparison=comparison,
+                expert=request.user,
+                winner=request.POST.get("winner", ""),
+                margin=margin,
+                rationale=request.POST.get("rationale", ""),
+            )
+        except ValueError:
+            error, status = _("Choose a margin from + to +++++."), 400
+        except comparisons.LabelConflict as exc:
+            error, status = str(exc), 409
+        except ValidationError as exc:
+            error, status = " ".join(exc.messages), 400
+        else:
+            if changing:
+                messages.success(request, _("Your label was changed."))
+            return _after(request, cs, assignment_obj.pk)
+    if not _is_prefetch(request):
+        # A page fetched ahead of time (<link rel="prefetch">) is not yet seen: timing starts when it is.
+        comparisons.assignment_mark_viewed(assignment=assignment_obj)
+    left, right = (
+        (comparison.response_a, comparison.response_b)
+        if assignment_obj.shown_order == "AB"
+        else (comparison.response_b, comparison.response_a)
+    )
+    content = (
+        comparison.item.current_revision.content.get(comparison.language, {})
+        if comparison.item.current_revision
+        else {}
+    )
+    counts = selectors.label_counts(comparison_set=cs, expert=request.user)
+    done, total = counts["done"], counts["total"]
+    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
+    previous = selectors.label_previous(comparison_set=cs, expert=request.user, before=assignment_obj)
+    skipped = (
+        list(
+            selectors.skipped_assignments(comparison_set=cs, expert=request.user)
+            .exclude(pk=assignment_obj.pk)
+            .select_related("comparison__item", "comparison__dimension")[:SKIPPED_SHOWN]
+        )
+        if counts["skipped"]
+        else []
+    )
+    model_names = selectors.set_model_names(comparison_set=cs)
+    posted = request.POST if request.method == "POST" else {}
+    if existing is not None and not posted:
+        winner, margin = shown_choice(shown_order=existing.shown_order, score=existing.score)
+        posted = {"winner": winner, "margin": str(margin) if margin else "", "rationale": existing.rationale}
+    return render(
+        request,
+        "labelling/label.html",
+        {
+            "cs": cs,
+            "assignment": assignment_obj,
+            "comparison": comparison,
+            "dimension": comparison.dimension,
+            "prompt": content.get("prompt", ""),
+            "context_text": content.get("context", ""),
+            "left": anonymise(left.text, model_names),
+            "right": anonymise(right.text, model_names),
+            "language": comparison.language,
+            "done": done,
+            "total": total,
+            "percent": int(100 * done / total) if total else 0,
+            "next_url": reverse("labelling:label", args=[cs.pk, nxt.pk]) if nxt else "",
+            "previous_url": reverse("labelling:label", args=[cs.pk, previous.pk]) if previous else "",
+            "skipped": skipped,
+            "existing": existing,
+            "error": error,
+            "posted": posted,
+            "margins": [(m, plus_string(m)) for m in range(1, 6)],
+        },
+        status=status,
+    )
+
+
+@permission_required("labelling.manage_comparisons", why=BUILDERS)
+@require_POST
+def set_close(request: HttpRequest, pk: int) -> HttpResponse:
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    if request.POST.get("confirm") != "1":
+        messages.error(request, _("Tick the box to confirm: closing a set makes its labels final."))
+        return redirect("labelling:set-list")
+    try:
+        comparisons.comparison_set_close(comparison_set=cs, user=request.user)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, _("%(name)s is closed: its labels are final.") % {"name": cs.name})
+    return redirect("labelling:set-list")
+
+
+@permission_required("labelling.label_comparisons", why=LABELLERS)
+@require_POST
+def label_skip(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    assignment_obj = selectors.label_assignment(comparison_set=cs, pk=assignment)
+    if assignment_obj is None or assignment_obj.expert_id != request.user.pk:
+        return _not_assigned(request)
+    try:
+        comparisons.label_skip(comparison=assignment_obj.comparison, expert=request.user)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect("labelling:label", pk=cs.pk, assignment=assignment_obj.pk)
+    messages.info(request, _("Put aside: this comparison comes back after the others."))
+    return _after(request, cs, assignment_obj.pk)

@@ -1,0 +1,96 @@
+"""REST API for releases: list, create, edit items, validate, freeze, download, compare."""
+
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from annotation.items.models import Benchmark
+from annotation.releases import services as releases
+from annotation.releases.models import Release
+from annotation.releases.serializers import (
+    ReleaseCreateSerializer,
+    ReleaseFreezeSerializer,
+    ReleaseItemsSerializer,
+    ReleaseSerializer,
+)
+
+
+class ReleasePermissions(BasePermission):
+    """Anyone who reads items reads releases; building and freezing needs manage_release."""
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return request.user.has_perm("items.view_item")
+        return request.user.has_perm("releases.manage_release")
+
+
+class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    permission_classes = [ReleasePermissions]
+    serializer_class = ReleaseSerializer
+    queryset = Release.objects.select_related("benchmark", "created_by", "frozen_by").order_by("id")
+
+    @extend_schema(request=ReleaseCreateSerializer, responses={201: ReleaseSerializer})
+    def create(self, request: Request) -> Response:
+        data = ReleaseCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        benchmark = Benchmark.objects.filter(slug=values.pop("benchmark")).first()
+        if benchmark is None:
+            return Response({"benchmark": ["Unknown benchmark."]}, status=status.HTTP_400_BAD_REQUEST)
+        release = releases.release_create(benchmark=benchmark, user=request.user, **values)
+        return Response(ReleaseSerializer(release).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=ReleaseItemsSerializer, responses=ReleaseSerializer)
+    @action(detail=True, methods=["post"])
+    def items(self, request: Request, pk: str | None = None) -> Response:
+        """Add or remove items of a draft release by uid."""
+        data = ReleaseItemsSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        release = releases.release_items_change(release=self.get_object(), user=request.user, **data.validated_data)
+        return Response(ReleaseSerializer(release).data)
+
+    @extend_schema(responses=OpenApiResponse(description="validation checklist"))
+    @action(detail=True, methods=["get"])
+    def validation(self, request: Request, pk: str | None = None) -> Response:
+        release = self.get_object()
+        if release.is_frozen:
+            return Response(release.validation)
+        checks = releases.release_validate(release=release)
+        return Response({"failed": [c.code for c in checks if not c.passed], "checks": [c.as_dict() for c in checks]})
+
+    @extend_schema(request=ReleaseFreezeSerializer, responses=ReleaseSerializer)
+    @action(detail=True, methods=["post"])
+    def freeze(self, request: Request, pk: str | None = None) -> Response:
+        data = ReleaseFreezeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        release = releases.release_freeze(release=self.get_object(), user=request.user, **data.validated_data)
+        return Response(ReleaseSerializer(release).data)
+
+    @extend_schema(responses=OpenApiResponse(description="zip archive"))
+    @action(detail=True, methods=["get"])
+    def download(self, request: Request, pk: str | None = None) -> HttpResponse:
+        release = self.get_object()
+        try:
+            content, content_type, filename = releases.release_export_download(release=release)
+        except ValidationError as exc:
+            return Response({"detail": " ".join(exc.messages)}, status=status.HTTP_409_CONFLICT)
+        response = HttpResponse(content, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+    @extend_schema(
+        parameters=[OpenApiParameter("against", int, description="id of the older release")],
+        responses=OpenApiResponse(description="added, removed, revised, unchanged"),
+    )
+    @action(detail=True, methods=["get"])
+    def compare(self, request: Request, pk: str | None = None) -> Response:
+        new = self.get_object()
+        old = Release.objects.filter(pk=request.query_params.get("against") or 0).first()
+        if old is None:
+            return Response({"against": ["Give the id of the release to compare with."]}, status=400)
+        return Response(releases.release_compare(old=old, new=new))

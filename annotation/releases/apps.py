@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class ReleasesConfig(AppConfig):
+    name = "annotation.releases"
+    label = "releases"
+    verbose_name = _("Releases")

@@ -1,0 +1,176 @@
+"""Release pages: list, create, detail with checklist, edit while draft, freeze, download, compare."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotation.releases import selectors
+from annotation.releases import services as releases
+from annotation.releases.checks import checklist_display
+from annotation.releases.forms import ReleaseCreateForm, ReleaseEditForm
+from annotation.releases.models import Release
+from core.permissions import permission_required
+
+ENTRIES_PER_PAGE = 100
+
+
+def _get(slug: str, version: str) -> Release:
+    release = selectors.release_by_version(slug=slug, version=version)
+    if release is None:
+        raise Http404(_("No such release."))
+    return release
+
+
+def _detail_url(release: Release) -> str:
+    return reverse("releases:release-detail", args=[release.benchmark.slug, release.version])
+
+
+@permission_required("items.view_item")
+def release_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "releases/release_list.html", {"releases": selectors.release_list()})
+
+
+@permission_required("releases.manage_release")
+def release_create(request: HttpRequest) -> HttpResponse:
+    form = ReleaseCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            release = releases.release_create(
+                benchmark=data["benchmark"],
+                version=data["version"],
+                title=data["title"],
+                description=data["description"],
+                licence=data["licence"],
+                citation=data["citation"],
+                filters=form.filters(),
+                user=request.user,
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, form.success_message(release))
+            return redirect(_detail_url(release))
+    return render(request, "releases/release_create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@permission_required("items.view_item")
+def release_detail(request: HttpRequest, slug: str, version: str) -> HttpResponse:
+    release = _get(slug, version)
+    if release.is_frozen:
+        # Everything shown was recorded at freeze (files, digests, card, checklist): read it, never write it again,
+        # and list one page of the pinned items.
+        paginator = Paginator(releases.release_entry_order(release=release), ENTRIES_PER_PAGE)
+        checks = None
+        checksums, card = releases.release_frozen_files(release=release)
+    else:
+        # A draft is checked as a whole (the checklist needs every entry); the table still shows one page.
+        entries = releases.release_entries(release)
+        paginator = Paginator(entries, ENTRIES_PER_PAGE)
+        checks = releases.release_validate(release=release, entries=entries)
+        card = releases.release_card_text(release=release, checks=checks, entries=entries)
+        checksums = []
+    page = paginator.get_page(request.GET.get("page"))
+    if release.is_frozen:
+        # The page holds ids in order; read their rows (one query).
+        rows = releases.release_page_entries(release=release).in_bulk(list(page.object_list))
+        page.object_list = [rows[pk] for pk in page.object_list if pk in rows]
+    others = selectors.release_others(release=release)
+    return render(
+        request,
+        "releases/release_detail.html",
+        {
+            "release": release,
+            "page": page,
+            "checks": checklist_display([c.as_dict() for c in checks]) if checks is not None else None,
+            "frozen_checks": checklist_display(release.validation.get("checks", [])) if release.is_frozen else [],
+            "checksums": checksums,
+            "card": card,
+            "others": others,
+            "edit_form": ReleaseEditForm(instance_release=release) if not release.is_frozen else None,
+            "can_manage": request.user.has_perm("releases.manage_release"),
+        },
+    )
+
+
+@permission_required("releases.manage_release")
+@require_POST
+def release_edit(request: HttpRequest, slug: str, version: str) -> HttpResponse:
+    release = _get(slug, version)
+    form = ReleaseEditForm(request.POST, instance_release=release)
+    try:
+        if not form.is_valid():
+            raise ValidationError(form.error_list())
+        data = form.cleaned_data
+        releases.release_update(
+            release=release,
+            user=request.user,
+            **{k: data[k] for k in ("title", "description", "licence", "citation")},
+        )
+        if data["add"] or data["remove"]:
+            releases.release_items_change(release=release, user=request.user, add=data["add"], remove=data["remove"])
+        if data["rebuild"]:
+            releases.release_rebuild(release=release, user=request.user)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, form.saved_message())
+    return redirect(_detail_url(release))
+
+
+@permission_required("releases.manage_release")
+@require_POST
+def release_freeze(request: HttpRequest, slug: str, version: str) -> HttpResponse:
+    release = _get(slug, version)
+    if request.POST.get("confirm") != "on":
+        messages.error(request, ReleaseEditForm.confirm_message())
+        return redirect(_detail_url(release))
+    try:
+        releases.release_freeze(
+            release=release, user=request.user, override_reason=request.POST.get("override_reason", "")
+        )
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(request, ReleaseEditForm.frozen_message(release))
+    return redirect(_detail_url(release))
+
+
+@permission_required("items.view_item")
+def release_download(request: HttpRequest, slug: str, version: str) -> HttpResponse:
+    release = _get(slug, version)
+    try:
+        content, content_type, filename = releases.release_export_download(release=release)
+    except ValidationError as exc:
+        return HttpResponse(" ".join(exc.messages), status=409, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(content, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@permission_required("items.view_item")
+def release_compare(request: HttpRequest, slug: str) -> HttpResponse:
+    all_releases = selectors.benchmark_releases(slug=slug)
+    if not all_releases:
+        raise Http404(_("No releases of this benchmark."))
+    by_version = {r.version: r for r in all_releases}
+    old, new = by_version.get(request.GET.get("old", "")), by_version.get(request.GET.get("new", ""))
+    comparison = releases.release_compare(old=old, new=new) if old and new else None
+    return render(
+        request,
+        "releases/release_compare.html",
+        {
+            "benchmark": all_releases[0].benchmark,
+            "releases": all_releases,
+            "old": old,
+            "new": new,
+            "comparison": comparison,
+        },
+    )

@@ -1,0 +1,300 @@
+"""Screening's parts of the home page ("My work") and of the item page: review queues, feedback, rounds to close.
+
+Registered with ``core.home`` (``annotation.screening.apps``), so the pages below screening in the layers never import
+it.
+Every list is capped and every count grouped in SQL: the page costs the same at 100,000 items.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.db.models import Count, F, Min, OuterRef, Subquery, Sum
+from django.utils.translation import get_language
+
+from annotation.items.models import Item
+from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
+from core import home
+
+SENT_BACK_LIMIT = 10
+CRITERIA_CACHE_KEY = "home:criterion-names"
+CRITERIA_TTL_SECONDS = 300
+
+
+@dataclass
+class ReviewFeedback:
+    """One submitted review of a closed round, as the item's author reads it."""
+    reviewer: str
+    decision: str
+    decision_label: str
+    comment: str
+    scores: list[tuple[str, object]]
+    submitted_at: object
+
+
+
+@dataclass
+class SentBack:
+    """An item a closed round sent back to its author, with what the reviewers said."""
+    round_item: object
+    revised_since: bool
+    reviews: list[ReviewFeedback] = field(default_factory=list)
+
+
+
+def criterion_names() -> dict[str, str]:
+    """Return every screening criterion's name in the interface language, by code.
+
+    Criteria change rarely (in the admin), so their names are cached for a few minutes: pages that show reviews
+    spend no query on them.
+    """
+    rows = cache.get_or_set(
+        CRITERIA_CACHE_KEY,
+        lambda: list(Criterion.objects.values_list("code", "name_en", "name_zh")),
+        CRITERIA_TTL_SECONDS,
+    )
+    zh = (get_language() or "en").startswith("zh")
+    return {code: (name_zh if zh and name_zh else name_en) for code, name_en, name_zh in rows}
+
+
+
+def _score_rows(scores: dict, names: dict[str, str]) -> list[tuple[str, object]]:
+    return [(names.get(code, code), value) for code, value in scores.items()]
+
+
+
+def review_feedback(assignments: object, names: dict[str, str]) -> list[ReviewFeedback]:
+    """Turn submitted review assignments (with review and reviewer loaded) into feedback rows."""
+    rows = []
+    for assignment in assignments:
+        review = assignment.review
+        rows.append(
+            ReviewFeedback(
+                reviewer=assignment.reviewer.get_full_name() or assignment.reviewer.get_username(),
+                decision=review.decision,
+                decision_label=str(review.get_decision_display()),
+                comment=review.comment,
+                scores=_score_rows(review.scores or {}, names),
+                submitted_at=review.submitted_at,
+            )
+        )
+    return rows
+
+
+
+def review_queue(*, user: AbstractBaseUser) -> list[dict]:
+    """Return the user's open rounds with (submitted, assigned, left); one query on the stored progress."""
+    rows = (
+        ReviewerProgress.objects.filter(reviewer=user, round__status=ScreeningRound.Status.OPEN, assigned__gt=0)
+        .values("round_id", "round__title", "round__number", "round__deadline", "submitted", "assigned")
+        .order_by("round__deadline", "round_id")
+    )
+    return [
+        {
+            "round_id": row["round_id"],
+            "title": row["round__title"],
+            "number": row["round__number"],
+            "deadline": row["round__deadline"],
+            "done": row["submitted"],
+            "total": row["assigned"],
+            "left": row["assigned"] - row["submitted"],
+            "percent": round(100 * row["submitted"] / row["assigned"]),
+        }
+        for row in rows
+    ]
+
+
+
+def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
+    """Return the latest items of closed rounds sent back for revision whose reviewed revision the user wrote.
+
+    One query: the submitted reviews of the newest such round items (capped), with their items, rounds and reviewers.
+    """
+    latest = (
+        RoundItem.objects.filter(
+            outcome=RoundItem.Outcome.REVISE,
+            round__status=ScreeningRound.Status.CLOSED,
+            revision__author=user,
+        )
+        .order_by("-round__closed_at", "-id")
+        .values("id")[:SENT_BACK_LIMIT]
+    )
+    assignments = (
+        ReviewAssignment.objects.filter(round_item__in=latest, review__status=Review.Status.SUBMITTED)
+        .select_related(
+            "round_item__item", "round_item__revision", "round_item__round", "round_item__adjudicated_by"
+        )
+        .select_related("review", "reviewer")
+        .order_by("-round_item__round__closed_at", "-round_item_id", "position", "id")
+    )
+    entries: dict[int, SentBack] = {}
+    grouped = defaultdict(list)
+    for assignment in assignments:
+        ri = assignment.round_item
+        entries.setdefault(ri.pk, SentBack(round_item=ri, revised_since=ri.item.current_revision_id != ri.revision_id))
+        grouped[ri.pk].append(assignment)
+    if not entries:
+        return []
+    names = criterion_names()
+    for pk, entry in entries.items():
+        entry.reviews = review_feedback(grouped[pk], names)
+    return list(entries.values())
+
+
+
+def lead_overview() -> dict:
+    """Return open rounds with each reviewer's progress and agreement, and rounds with conflicts to adjudicate.
+
+    Two queries: the stored progress of each reviewer in open rounds (with the round's title, benchmark and
+    deadline, and the reviewer's agreement in closed rounds as correlated counts), and the conflicts grouped by round.
+    """
+    # The reviewer's submitted reviews in closed rounds whose item got a decision (conflicts left out until
+    # adjudicated), and those agreeing with it: stored per round when it closes (``ReviewerProgress``).
+    closed = (
+        ReviewerProgress.objects.filter(reviewer=OuterRef("reviewer_id"), round__status=ScreeningRound.Status.CLOSED)
+        .order_by()
+        .values("reviewer")
+    )
+    rows = (
+        ReviewerProgress.objects.filter(round__status=ScreeningRound.Status.OPEN, assigned__gt=0)
+        .values(
+            "round_id",
+            "round__title",
+            "round__number",
+            "round__deadline",
+            "round__benchmark__name_en",
+            "round__benchmark__name_zh",
+            "reviewer_id",
+            "reviewer__username",
+        )
+        .annotate(
+            done=F("submitted"),
+            total=F("assigned"),
+            closed_n=Subquery(closed.annotate(n=Sum("decided")).values("n")[:1]),
+            closed_agreed=Subquery(closed.annotate(n=Sum("agreed")).values("n")[:1]),
+        )
+        .order_by("round__deadline", "round_id", "reviewer__username")
+    )
+    zh = (get_language() or "en").startswith("zh")
+    rounds: dict[int, dict] = {}
+    for row in rows:
+        entry = rounds.setdefault(
+            row["round_id"],
+            {
+                "round_id": row["round_id"],
+                "title": row["round__title"],
+                "number": row["round__number"],
+                "deadline": row["round__deadline"],
+                "benchmark": (zh and row["round__benchmark__name_zh"]) or row["round__benchmark__name_en"],
+                "reviewers": [],
+                "done": 0,
+                "total": 0,
+            },
+        )
+        entry["done"] += row["done"]
+        entry["total"] += row["total"]
+        n = row["closed_n"] or 0
+        entry["reviewers"].append(
+            {
+                "reviewer_id": row["reviewer_id"],
+                "username": row["reviewer__username"],
+                "done": row["done"],
+                "total": row["total"],
+                "percent": round(100 * row["done"] / row["total"]) if row["total"] else 0,
+                "agreement": {"n": n, "percent": round(100 * (row["closed_agreed"] or 0) / n)} if n else None,
+            }
+        )
+    for entry in rounds.values():
+        entry["percent"] = round(100 * entry["done"] / entry["total"]) if entry["total"] else 0
+        entry["ready"] = entry["total"] > 0 and entry["done"] == entry["total"]
+    conflicts = [
+        {
+            "round_id": row["round_id"],
+            "title": row["round__title"],
+            "number": row["round__number"],
+            "count": row["n"],
+            "first": row["first"],
+        }
+        for row in RoundItem.objects.filter(outcome=RoundItem.Outcome.CONFLICT)
+        .values("round_id", "round__title", "round__number")
+        .annotate(n=Count("id"), first=Min("id"))
+        .order_by("-round_id")
+    ]
+    return {"rounds": list(rounds.values()), "conflicts": conflicts}
+
+
+
+@dataclass
+class RoundFeedback:
+    """What one closed round said about an item: the outcome, each submitted review, and any adjudication."""
+    round_item: object
+    reviews: list[ReviewFeedback] = field(default_factory=list)
+
+
+
+def item_feedback(*, item: object) -> list[RoundFeedback]:
+    """Return the reviews of every closed round the item went through, newest round first.
+
+    Review is blind while a round is open (docs/screening.md), so open rounds are left out. Reviewers are experts,
+    not models, so their names are shown. Two queries, however many rounds and reviews.
+    """
+    round_items = list(
+        RoundItem.objects.filter(item=item, round__status=ScreeningRound.Status.CLOSED)
+        .select_related("round", "revision", "adjudicated_by")
+        .order_by("-round__closed_at", "-id")
+    )
+    if not round_items:
+        return []
+    assignments = (
+        ReviewAssignment.objects.filter(
+            round_item__in=[ri.pk for ri in round_items], review__status=Review.Status.SUBMITTED
+        )
+        .select_related("review", "reviewer")
+        .order_by("round_item_id", "position", "id")
+    )
+    grouped = defaultdict(list)
+    for assignment in assignments:
+        grouped[assignment.round_item_id].append(assignment)
+    names = criterion_names()
+    return [RoundFeedback(round_item=ri, reviews=review_feedback(grouped[ri.pk], names)) for ri in round_items]
+
+
+@home.panel
+def screening_panel(user: AbstractBaseUser) -> dict:
+    """The user's review queue, items sent back to them, and for a lead the rounds to close and conflicts."""
+    context: dict = {}
+    if user.has_perm("screening.manage_round"):
+        context["lead"] = lead_overview()
+    if user.has_perm("screening.review_item"):
+        lead = context.get("lead")
+        # A lead's own queue is among every reviewer's progress the lead overview has read.
+        context["review_queue"] = review_queue_of(lead, user=user) if lead else review_queue(user=user)
+    if user.has_perm("items.add_item"):
+        context["sent_back"] = sent_back(user=user)
+    return context
+
+
+def review_queue_of(overview: dict, *, user: AbstractBaseUser) -> list[dict]:
+    """Return ``review_queue(user=user)`` from ``lead_overview()``, which holds every reviewer's open rounds."""
+    return [
+        {
+            "round_id": entry["round_id"],
+            "title": entry["title"],
+            "number": entry["number"],
+            "deadline": entry["deadline"],
+            "done": mine["done"],
+            "total": mine["total"],
+            "left": mine["total"] - mine["done"],
+            "percent": mine["percent"],
+        }
+        for entry in overview["rounds"]
+        for mine in entry["reviewers"]
+        if mine["reviewer_id"] == user.pk
+    ]
+
+
+@home.item_section
+def feedback_section(item: Item) -> dict:
+    """The reviews of the closed rounds the item went through."""
+    return {"feedback": item_feedback(item=item)}

@@ -1,0 +1,373 @@
+"""Reads of screening shared by pages, the API and commands: queues, progress and round statistics."""
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import (
+    Aggregate,
+    Case,
+    Count,
+    F,
+    FloatField,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    When,
+)
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Coalesce, Extract
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+
+from annotation.screening.agreement import nominal_alpha
+from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
+
+
+def round_overview(*, reviewer: AbstractBaseUser) -> list[tuple[ScreeningRound, int, int]]:
+    """Return every round, open ones first and newest first, with the reviewer's (submitted, assigned)."""
+    rounds = ScreeningRound.objects.select_related("benchmark").order_by("status", "-opened_at")
+    progress = {
+        round_id: (done, total)
+        for round_id, done, total in ReviewerProgress.objects.filter(reviewer=reviewer).values_list(
+            "round_id", "submitted", "assigned"
+        )
+    }
+    return [(r, *progress.get(r.pk, (0, 0))) for r in rounds]
+
+
+def round_items(*, round: ScreeningRound) -> QuerySet[RoundItem]:
+    """Return the items of a round with their dimensions, by uid."""
+    return round.round_items.select_related("item", "item__dimension", "adjudicated_by").order_by("item__uid")
+
+
+def round_outcome_counts(*, round: ScreeningRound) -> dict:
+    """Return the number of items in the round, of conflicts, and the id of a conflict to adjudicate first."""
+    conflict = Q(outcome=RoundItem.Outcome.CONFLICT)
+    return round.round_items.aggregate(
+        items=Count("id"), conflicts=Count("id", filter=conflict), first_conflict=Min("id", filter=conflict)
+    )
+
+
+def next_conflict(*, round: ScreeningRound) -> RoundItem | None:
+    """Return the first item of the round, by uid, whose reviews are still in conflict."""
+    return round.round_items.filter(outcome=RoundItem.Outcome.CONFLICT).order_by("item__uid").first()
+
+
+def review_assignment(*, round_id: int, pk: int) -> ReviewAssignment | None:
+    """Return an assignment of the round with its round, item, dimension, revision and review; None if none."""
+    return (
+        ReviewAssignment.objects.select_related(
+            "round_item__item__dimension", "round_item__revision", "round_item__round__benchmark", "review"
+        )
+        .filter(pk=pk, round_item__round_id=round_id)
+        .first()
+    )
+
+
+def round_item_reviews(*, round_item: RoundItem) -> list[tuple[AbstractBaseUser, Review | None]]:
+    """Return (reviewer, their review or None) for every reviewer assigned to the item, by username."""
+    return [
+        (a.reviewer, getattr(a, "review", None))
+        for a in round_item.assignments.select_related("reviewer", "review").order_by("reviewer__username")
+    ]
+
+
+def reviewer_queue(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
+    """Return the reviewer's assignments in this round, in queue order."""
+    return (
+        ReviewAssignment.objects.filter(round=round, reviewer=reviewer)
+        .select_related("round_item__item", "round_item__revision", "review")
+        .order_by("position", "id")
+    )
+
+
+def reviewer_progress(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> tuple[int, int]:
+    """Return (submitted, assigned) for this reviewer in this round."""
+    counts = reviewer_counts(round=round, reviewer=reviewer)
+    return counts["done"], counts["total"]
+
+
+def reviewer_counts(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> dict[str, int]:
+    """Return the reviewer's submitted (``done``), assigned (``total``) and put-aside pending (``skipped``) items,
+    as stored (``ReviewerProgress``), not counted."""
+    row = (
+        ReviewerProgress.objects.filter(round=round, reviewer=reviewer)
+        .values("submitted", "assigned", "skipped")
+        .first()
+    )
+    row = row or {"submitted": 0, "assigned": 0, "skipped": 0}
+    return {"done": row["submitted"], "total": row["assigned"], "skipped": row["skipped"]}
+
+
+def next_assignment(
+    *, round: ScreeningRound, reviewer: AbstractBaseUser, after: int | ReviewAssignment | None = None
+) -> ReviewAssignment | None:
+    """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around).
+
+    When ``after`` is not itself pending (it was just submitted), the queue starts again from the top. ``after`` may
+    be the assignment as read (no query for it) or its id (read again, for a caller that just changed it). Each read is
+    one seek on the open queue's partial index: the first pending assignment after ``after``, and only at the end
+    of the queue the first one from the top.
+    """
+    pending = reviewer_queue(round=round, reviewer=reviewer).filter(submitted_at__isnull=True)
+    if after is None:
+        return pending.first()
+    if isinstance(after, ReviewAssignment):
+        current = after
+    else:
+        current = ReviewAssignment.objects.filter(pk=after).only("position", "submitted_at").first()
+    if current is not None and current.submitted_at is None:
+        later = Q(position__gt=current.position) | Q(position=current.position, id__gt=current.pk)
+        nxt = pending.filter(later).first()
+        if nxt is not None:
+            return nxt
+    return pending.exclude(pk=getattr(after, "pk", after)).first()
+
+
+def _submitted(assignment: ReviewAssignment) -> bool:
+    review = getattr(assignment, "review", None)
+    return review is not None and review.status == Review.Status.SUBMITTED
+
+
+@dataclass
+class RoundStats:
+    decisions: dict
+    per_dimension: dict
+    per_criterion: dict
+    alpha: float | None
+    alpha_note: str
+    throughput: list[dict]
+    progress: tuple[int, int]
+
+
+DECISION_CODES = ("accept", "revise", "reject")
+
+
+class _Median(Aggregate):
+    function = "PERCENTILE_CONT"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+OPEN_ROUND_STATISTICS_TTL_SECONDS = 30
+
+
+def round_statistics(*, round: ScreeningRound) -> RoundStats:
+    """Decisions per criterion and dimension, reviewer agreement (Krippendorff's alpha, nominal), throughput.
+
+    A closed round's reviews cannot change, so its figures are read from ``round.statistics``, stored when it
+    closed. An open round's are counted in the database and kept in the cache for half a minute.
+    """
+    if not round.is_open and round.statistics:
+        data = round.statistics
+    else:
+        data = cache.get_or_set(
+            f"screening:round-statistics:{round.pk}",
+            lambda: round_statistics_data(round=round),
+            OPEN_ROUND_STATISTICS_TTL_SECONDS,
+        )
+    zh = (get_language() or "en").startswith("zh")
+
+    def name(names: list[str]) -> str:
+        return names[1] if zh and names[1] else names[0]
+
+    notes = {
+        "few_reviewers": _("Agreement needs at least two reviewers with submitted reviews."),
+        "no_pairs": _("No item has two submitted reviews yet."),
+        "no_variation": _("Every review has the same decision, so agreement beyond chance is undefined."),
+    }
+    per_dimension = [(name(d["name"]), d["decisions"]) for d in data["per_dimension"]]
+    return RoundStats(
+        decisions=data["decisions"],
+        per_dimension=dict(sorted(per_dimension, key=lambda pair: pair[0])),
+        per_criterion={name(c["name"]): c["figures"] for c in data["per_criterion"]},
+        alpha=data["alpha"],
+        alpha_note=notes.get(data["alpha_note"], ""),
+        throughput=data["throughput"],
+        progress=tuple(data["progress"]),
+    )
+
+
+def round_statistics_data(*, round: ScreeningRound) -> dict:
+    """Count a round's statistics in the database and return them as JSON-ready data with names in both languages."""
+    assignments = ReviewAssignment.objects.filter(round_item__round=round)
+    submitted = assignments.filter(review__status=Review.Status.SUBMITTED)
+    criteria = list(round.criteria.all())
+    sums = {}
+    for i, criterion in enumerate(criteria):
+        sums[f"n{i}"] = Count("id", filter=Q(review__scores__has_key=criterion.code))
+        if criterion.scale == Criterion.Scale.PASS_FAIL:
+            sums[f"v{i}"] = Count("id", filter=Q(**{f"review__scores__{criterion.code}": "pass"}))
+        else:
+            sums[f"v{i}"] = Sum(Cast(KeyTextTransform(criterion.code, "review__scores"), FloatField()))
+    dimension = "round_item__item__dimension"
+    groups = (
+        submitted.values(f"{dimension}_id", f"{dimension}__name_en", f"{dimension}__name_zh", "review__decision")
+        .annotate(n=Count("id"), **sums)
+        .order_by()
+    )
+    decisions: dict = defaultdict(int)
+    dimensions: dict = {}
+    totals = {key: 0.0 for key in sums}
+    for row in groups:
+        decision = row["review__decision"]
+        decisions[decision] += row["n"]
+        entry = dimensions.setdefault(
+            row[f"{dimension}_id"],
+            {"name": [row[f"{dimension}__name_en"], row[f"{dimension}__name_zh"]], "decisions": {}},
+        )
+        entry["decisions"][decision] = row["n"]
+        for key in sums:
+            totals[key] += row[key] or 0
+    per_criterion = []
+    for i, criterion in enumerate(criteria):
+        n, value = int(totals[f"n{i}"]), totals[f"v{i}"]
+        key = "pass_rate" if criterion.scale == Criterion.Scale.PASS_FAIL else "mean"
+        per_criterion.append(
+            {"name": [criterion.name_en, criterion.name_zh], "figures": {"n": n, key: value / n if n else None}}
+        )
+    throughput = _throughput(assignments)
+    alpha, note = _alpha(round=round, reviewers=len(throughput), decisions=decisions)
+    return {
+        "decisions": dict(decisions),
+        "per_dimension": list(dimensions.values()),
+        "per_criterion": per_criterion,
+        "alpha": alpha,
+        "alpha_note": note,
+        "throughput": throughput,
+        "progress": [sum(decisions.values()), sum(t["assigned"] for t in throughput)],
+    }
+
+
+def _throughput(assignments: QuerySet[ReviewAssignment]) -> list[dict]:
+    submitted = Q(review__status=Review.Status.SUBMITTED)
+    seconds = Extract(F("review__submitted_at") - F("review__started_at"), "epoch")
+    rows = (
+        assignments.values("reviewer_id", "reviewer__username")
+        .annotate(assigned=Count("id"), submitted=Count("id", filter=submitted))
+        .order_by("reviewer__username")
+    )
+    if connection.vendor == "postgresql":
+        rows = rows.annotate(median_seconds=_Median(Case(When(submitted, then=seconds))))
+        medians = {r["reviewer_id"]: r["median_seconds"] for r in rows}
+    else:
+        # SQLite has no percentile aggregate; the small local databases read the durations instead.
+        durations: dict = defaultdict(list)
+        for reviewer_id, started, done in assignments.filter(submitted).values_list(
+            "reviewer_id", "review__started_at", "review__submitted_at"
+        ):
+            durations[reviewer_id].append((done - started).total_seconds())
+        medians = {pk: float(np.median(v)) for pk, v in durations.items()}
+    return [
+        {
+            "reviewer": r["reviewer__username"],
+            "assigned": r["assigned"],
+            "submitted": r["submitted"],
+            "median_seconds": medians.get(r["reviewer_id"]),
+        }
+        for r in rows
+    ]
+
+
+def _alpha(*, round: ScreeningRound, reviewers: int, decisions: dict) -> tuple[float | None, str]:
+    """Return (alpha, note code): the database counts each item's decisions, then how many items share a pattern."""
+    if reviewers < 2 or not decisions:
+        return None, "few_reviewers"
+    review, assignment, round_item = (m._meta.db_table for m in (Review, ReviewAssignment, RoundItem))
+    counts = ", ".join(f"SUM(CASE WHEN r.decision = %s THEN 1 ELSE 0 END) AS c{i}" for i in range(3))
+    sql = (
+        f"SELECT c0, c1, c2, COUNT(*) FROM (SELECT {counts} FROM {review} r "
+        f"JOIN {assignment} a ON a.id = r.assignment_id JOIN {round_item} ri ON ri.id = a.round_item_id "
+        "WHERE ri.round_id = %s AND r.status = %s GROUP BY a.round_item_id) units GROUP BY c0, c1, c2"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*DECISION_CODES, round.pk, Review.Status.SUBMITTED])
+        patterns = {(int(a), int(b), int(c)): n for a, b, c, n in cursor.fetchall()}
+    if not any(sum(p) >= 2 for p in patterns):
+        return None, "no_pairs"
+    if len(decisions) < 2:
+        return None, "no_variation"
+    return nominal_alpha(patterns), ""
+
+
+def eligible_reviewers() -> list[AbstractBaseUser]:
+    """Return active users who may review (experts, lead experts, admins)."""
+    users = get_user_model().objects.filter(is_active=True).order_by("username")
+    return [u for u in users if u.has_perm("screening.review_item")]
+
+
+def previous_review(
+    *, round: ScreeningRound, reviewer: AbstractBaseUser, before: ReviewAssignment | None = None
+) -> ReviewAssignment | None:
+    """Return the assignment the reviewer submitted last before ``before`` (in the order the reviews were submitted).
+
+    Without ``before``, or when ``before`` is not submitted yet, return the reviewer's latest submitted review.
+    """
+    submitted = ReviewAssignment.objects.filter(round=round, reviewer=reviewer, submitted_at__isnull=False).order_by(
+        "-submitted_at", "-id"
+    )
+    moment = before.submitted_at if before is not None else None
+    if moment is not None:
+        submitted = submitted.filter(Q(submitted_at__lt=moment) | Q(submitted_at=moment, id__lt=before.pk))
+    return submitted.first()
+
+
+def skipped_reviews(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
+    """Return the items the reviewer put aside and has not submitted yet, in queue order."""
+    return reviewer_queue(round=round, reviewer=reviewer).filter(skipped_at__isnull=False, submitted_at__isnull=True)
+
+
+def round_item_list(*, round: ScreeningRound, outcome: str = "", dimension: str = "", kind: str = "") -> QuerySet:
+    """Return the round's items by uid, filtered by outcome, dimension code and kind, with submitted review counts."""
+    items = round_items(round=round).annotate(
+        n_reviews=Count("assignments", filter=Q(assignments__review__status=Review.Status.SUBMITTED)),
+        n_assigned=Count("assignments"),
+    )
+    if outcome:
+        items = items.filter(outcome=outcome)
+    if dimension:
+        items = items.filter(item__dimension__code=dimension)
+    if kind:
+        items = items.filter(item__kind=kind)
+    return items
+
+
+def round_list(*, user: AbstractBaseUser, status: str = "", benchmark: str = "") -> QuerySet[ScreeningRound]:
+    """Return rounds, open ones first and newest first, with their size and the user's own progress, in SQL."""
+    mine = ReviewerProgress.objects.filter(round=OuterRef("pk"), reviewer=user.pk)
+    rounds = ScreeningRound.objects.select_related("benchmark", "opened_by", "closed_by").annotate(
+        n_items=F("size"),
+        my_assigned=Coalesce(Subquery(mine.values("assigned")[:1]), 0),
+        my_submitted=Coalesce(Subquery(mine.values("submitted")[:1]), 0),
+    )
+    if status:
+        rounds = rounds.filter(status=status)
+    if benchmark:
+        rounds = rounds.filter(benchmark__slug=benchmark)
+    return rounds.order_by("status", "-opened_at", "-id")
+
+
+def reviewer_assignments(*, reviewer: AbstractBaseUser, round: int | None = None, state: str = "") -> QuerySet:
+    """Return the reviewer's assignments in queue order; ``state`` is pending, submitted or skipped."""
+    assignments = (
+        ReviewAssignment.objects.filter(reviewer=reviewer)
+        .select_related("round_item__item", "review")
+        .order_by("round_id", "position", "id")
+    )
+    if round is not None:
+        assignments = assignments.filter(round_id=round)
+    if state == "pending":
+        assignments = assignments.filter(submitted_at__isnull=True)
+    elif state == "submitted":
+        assignments = assignments.filter(submitted_at__isnull=False)
+    elif state == "skipped":
+        assignments = assignments.filter(skipped_at__isnull=False, submitted_at__isnull=True)
+    return assignments

@@ -1,0 +1,311 @@
+"""Screening pages: rounds, the reviewer's keyboard-driven queue, closing, adjudication, statistics."""
+
+import contextlib
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotation.items.pagination import IdsFirstPaginator
+from annotation.items.selectors import item_languages
+from annotation.screening import selectors
+from annotation.screening import services as screening
+from annotation.screening.forms import RoundOpenForm
+from annotation.screening.models import Review, ReviewAssignment, RoundItem, ScreeningRound
+from core.permissions import permission_required
+
+OUTCOMES_PAGE_SIZE = 50
+SKIPPED_SHOWN = 20
+
+
+@permission_required("screening.review_item")
+def round_list(request: HttpRequest) -> HttpResponse:
+    rounds = selectors.round_overview(reviewer=request.user)
+    return render(request, "screening/round_list.html", {"rounds": rounds})
+
+
+@permission_required("screening.manage_round")
+def round_open(request: HttpRequest) -> HttpResponse:
+    form = RoundOpenForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            round = screening.round_open(
+                benchmark=data["benchmark"],
+                title=data["title"],
+                user=request.user,
+                reviewers=[form.eligible[pk] for pk in data["reviewers"]],
+                reviewers_per_item=data["reviewers_per_item"],
+                filters={k: data[k] for k in ("status", "dimension", "kind") if data.get(k)},
+                criteria=list(data["criteria"]),
+                deadline=data["deadline"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(
+                request,
+                _("Round %(n)s opened with %(items)s items.") % {"n": round.number, "items": round.round_items.count()},
+            )
+            return redirect("screening:round-detail", pk=round.pk)
+    return render(request, "screening/round_open.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@permission_required("screening.review_item")
+def round_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    round = get_object_or_404(ScreeningRound.objects.select_related("benchmark", "opened_by", "closed_by"), pk=pk)
+    can_manage = request.user.has_perm("screening.manage_round")
+    # Blind review: outcomes and statistics appear once the round is closed.
+    show_results = not round.is_open
+    stats = selectors.round_statistics(round=round) if (show_results or can_manage) else None
+    mine = [t for t in stats.throughput if t["reviewer"] == request.user.get_username()] if stats else None
+    if mine is None:
+        done, total = selectors.reviewer_progress(round=round, reviewer=request.user)
+    else:
+        done, total = (mine[0]["submitted"], mine[0]["assigned"]) if mine else (0, 0)
+    page, conflict_count, first_conflict = None, 0, None
+    if show_results:
+        outcomes = selectors.round_outcome_counts(round=round)
+        conflict_count, first_conflict = outcomes["conflicts"], outcomes["first_conflict"]
+        paginator = IdsFirstPaginator(
+            selectors.round_items(round=round), OUTCOMES_PAGE_SIZE, known_count=outcomes["items"]
+        )
+        page = paginator.get_page(request.GET.get("page"))
+    return render(
+        request,
+        "screening/round_detail.html",
+        {
+            "round": round,
+            "my_done": done,
+            "my_total": total,
+            "can_manage": can_manage,
+            "show_results": show_results,
+            "stats": stats,
+            "page": page,
+            "conflict_count": conflict_count,
+            "first_conflict": first_conflict,
+        },
+    )
+
+
+@permission_required("screening.review_item")
+def review_next(request: HttpRequest, pk: int) -> HttpResponse:
+    round = get_object_or_404(ScreeningRound, pk=pk)
+    assignment = selectors.next_assignment(round=round, reviewer=request.user)
+    if assignment is None:
+        messages.success(request, _("Your queue for this round is done. Thank you!"))
+        return redirect("screening:round-detail", pk=round.pk)
+    return redirect("screening:review", pk=round.pk, assignment=assignment.pk)
+
+
+def _posted_scores(request: HttpRequest) -> dict:
+    return {key[len("score-") :]: value for key, value in request.POST.items() if key.startswith("score-")}
+
+
+def _denied(request: HttpRequest, pk: int) -> HttpResponse:
+    return render(
+        request,
+        "screening/review_denied.html",
+        {
+            "round": get_object_or_404(ScreeningRound.objects.select_related("benchmark"), pk=pk),
+            "message": _("You are not assigned to review this item in this round."),
+        },
+        status=403,
+    )
+
+
+def _after(request: HttpRequest, round: ScreeningRound, assignment: int) -> HttpResponse:
+    """Go on to the reviewer's next unsubmitted item, or to the round when the queue is done."""
+    # Only the item just put aside may be left: then it comes back now.
+    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment) or selectors.next_assignment(
+        round=round, reviewer=request.user
+    )
+    if nxt is None:
+        messages.success(request, _("Your queue for this round is done. Thank you!"))
+        return redirect("screening:round-detail", pk=round.pk)
+    return redirect("screening:review", pk=round.pk, assignment=nxt.pk)
+
+
+@permission_required("screening.review_item")
+def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    assignment_obj = selectors.review_assignment(round_id=pk, pk=assignment)
+    if assignment_obj is None or assignment_obj.reviewer_id != request.user.pk:
+        return _denied(request, pk)
+    round_item = assignment_obj.round_item
+    round = round_item.round
+    existing = getattr(assignment_obj, "review", None)
+    submitted = existing is not None and existing.status == Review.Status.SUBMITTED
+    error = ""
+    if request.method == "POST":
+        changing = submitted and request.POST.get("change") == "1"
+        values = {
+            "round_item": round_item,
+            "reviewer": request.user,
+            "scores": _posted_scores(request),
+            "decision": request.POST.get("decision", ""),
+            "comment": request.POST.get("comment", ""),
+        }
+        try:
+            (screening.review_change if changing else screening.review_submit)(**values)
+        except ValidationError as exc:
+            error = " ".join(exc.messages)
+            if not changing:
+                # Keep what was typed even though it could not be submitted; invalid scores stay unsaved.
+                with contextlib.suppress(ValidationError):
+                    screening.review_save_draft(**values)
+        else:
+            if changing:
+                messages.success(request, _("Your review was changed."))
+            return _after(request, round, assignment_obj.pk)
+    elif submitted:
+        # Only a change of a submitted review is timed from the last view (a first review from its draft).
+        screening.review_mark_viewed(assignment=assignment_obj)
+    item = round_item.item
+    criteria = screening.criteria_for(round, item)
+    values = dict(existing.scores) if existing else {}
+    if request.method == "POST":
+        values.update({k: v for k, v in _posted_scores(request).items() if v})
+    counts = selectors.reviewer_counts(round=round, reviewer=request.user)
+    done, total = counts["done"], counts["total"]
+    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment_obj)
+    previous = selectors.previous_review(round=round, reviewer=request.user, before=assignment_obj)
+    put_aside = selectors.skipped_reviews(round=round, reviewer=request.user).exclude(pk=assignment_obj.pk)
+    skipped = list(put_aside[:SKIPPED_SHOWN]) if counts["skipped"] else []
+    return render(
+        request,
+        "screening/review.html",
+        {
+            "round": round,
+            "assignment": assignment_obj,
+            "item": item,
+            "revision": round_item.revision,
+            "languages": item_languages(item, round_item.revision),
+            "criteria": [(c, values.get(c.code, "")) for c in criteria],
+            "review": existing,
+            "decision": request.POST.get("decision")
+            if request.method == "POST"
+            else (existing.decision if existing else ""),
+            "comment": request.POST.get("comment")
+            if request.method == "POST"
+            else (existing.comment if existing else ""),
+            "submitted": submitted,
+            "error": error,
+            "done": done,
+            "total": total,
+            "percent": round_percent(done, total),
+            "next_url": reverse("screening:review", args=[round.pk, nxt.pk]) if nxt else "",
+            "previous_url": reverse("screening:review", args=[round.pk, previous.pk]) if previous else "",
+            "skipped": skipped,
+        },
+        status=400 if error else 200,
+    )
+
+
+@permission_required("screening.review_item")
+@require_POST
+def review_skip(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    assignment_obj = selectors.review_assignment(round_id=pk, pk=assignment)
+    if assignment_obj is None or assignment_obj.reviewer_id != request.user.pk:
+        return _denied(request, pk)
+    try:
+        screening.review_skip(round_item=assignment_obj.round_item, reviewer=request.user)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect("screening:review", pk=pk, assignment=assignment_obj.pk)
+    messages.info(request, _("Put aside: this item comes back after the others."))
+    return _after(request, assignment_obj.round_item.round, assignment_obj.pk)
+
+
+def round_percent(done: int, total: int) -> int:
+    return int(100 * done / total) if total else 0
+
+
+@permission_required("screening.review_item")
+@require_POST
+def review_autosave(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
+    assignment_obj = get_object_or_404(
+        ReviewAssignment.objects.select_related("round_item__round", "round_item__item"),
+        pk=assignment,
+        round_item__round_id=pk,
+    )
+    try:
+        screening.review_save_draft(
+            round_item=assignment_obj.round_item,
+            reviewer=request.user,
+            scores=_posted_scores(request),
+            decision=request.POST.get("decision", ""),
+            comment=request.POST.get("comment", ""),
+        )
+    except ValidationError as exc:
+        return HttpResponse(" ".join(exc.messages), status=400)
+    return HttpResponse(_("Draft saved"))
+
+
+@permission_required("screening.manage_round")
+@require_POST
+def round_close(request: HttpRequest, pk: int) -> HttpResponse:
+    round = get_object_or_404(ScreeningRound, pk=pk)
+    try:
+        counts = screening.round_close(
+            round=round,
+            user=request.user,
+            unreviewed=request.POST.get("unreviewed") or None,
+            note=request.POST.get("note", ""),
+        )
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+    else:
+        messages.success(
+            request,
+            _("Round closed: %(summary)s.") % {"summary": ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))},
+        )
+    return redirect("screening:round-detail", pk=round.pk)
+
+
+@permission_required("screening.adjudicate_item")
+def adjudicate(request: HttpRequest, pk: int, round_item: int) -> HttpResponse:
+    ri = get_object_or_404(
+        RoundItem.objects.select_related("round__benchmark", "item__dimension", "revision"), pk=round_item, round_id=pk
+    )
+    if request.method == "POST":
+        try:
+            screening.round_item_adjudicate(
+                round_item=ri,
+                user=request.user,
+                decision=request.POST.get("decision", ""),
+                note=request.POST.get("note", ""),
+            )
+        except ValidationError as exc:
+            for message in exc.messages:
+                messages.error(request, message)
+        else:
+            messages.success(request, _("Decision recorded for %(uid)s.") % {"uid": ri.item.uid})
+            remaining = selectors.next_conflict(round=ri.round)
+            if remaining:
+                return redirect("screening:adjudicate", pk=pk, round_item=remaining.pk)
+            return redirect("screening:round-detail", pk=pk)
+    if ri.round.is_open:
+        messages.error(request, _("Conflicts are adjudicated after the round closes."))
+        return redirect("screening:round-detail", pk=pk)
+    reviews = selectors.round_item_reviews(round_item=ri)
+    criteria = screening.criteria_for(ri.round, ri.item)
+    return render(
+        request,
+        "screening/adjudicate.html",
+        {
+            "round": ri.round,
+            "ri": ri,
+            "item": ri.item,
+            "languages": item_languages(ri.item, ri.revision),
+            "reviews": [
+                (reviewer, review, [(c, (review.scores.get(c.code) if review else None)) for c in criteria])
+                for reviewer, review in reviews
+            ],
+        },
+    )
