@@ -326,6 +326,7 @@ class CalibrationRunViewSet(
             user=request.user,
             reason=payload.validated_data["reason"],
             report_digest=run.report_digest,
+            override_rule=payload.validated_data["override_rule"],
         )
         return Response(JudgeSelectionSerializer(selection).data, status=status.HTTP_201_CREATED)
 

@@ -238,6 +238,10 @@ class JudgeSelection(models.Model):
     selected_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     selected_at = models.DateTimeField(auto_now_add=True)
     report_digest = models.CharField(_("report checksum"), max_length=64)
+    # The report's rule excluded this judge (significantly worse than the experts, or alpha undefined) and the
+    # researcher chose it anyway: ``rule_note`` keeps the report's line on it, shown wherever the judge is used.
+    against_rule = models.BooleanField(_("chosen against the rule"), default=False)
+    rule_note = models.TextField(_("why the rule excluded the judge"), blank=True)
 
     class Meta:
         ordering = ["-selected_at"]

@@ -32,6 +32,30 @@ def calibration_run_judges(*, run: CalibrationRun) -> list[CalibrationJudgeRun]:
     return list(run.judge_runs.select_related("judge", "llm_run"))
 
 
+def judge_rule_exclusion(*, report: dict, name: str) -> str | None:
+    """Return the report's line on why its suggestion rule excluded judge ``name``, or None if the rule allowed it.
+
+    The rule (``calibration.report.suggest``) excludes a judge whose alpha with the experts is undefined or whose
+    interval lies wholly below the experts' own alpha, on the overall stratum.
+    """
+    strata = report.get("strata") or []
+    if not strata:
+        return None
+    overall = strata[0]
+    row = overall.get("judges", {}).get(name)
+    if row is None:
+        return None
+    base = overall["baseline"]["alpha_ordinal"]["value"]
+    estimate = row["alpha_with_judge"]
+    high = estimate.get("ci_high")
+    excluded = estimate["value"] is None or (base is not None and high is not None and high < base)
+    if not excluded:
+        return None
+    prefix = f"{name}: "
+    lines = report.get("suggestion", {}).get("reasoning", [])
+    return next((line for line in lines if line.startswith(prefix)), prefix + "excluded")
+
+
 def calibration_run_selection(*, run: CalibrationRun) -> JudgeSelection | None:
     """Return the latest judge selection made on this run's report, if any."""
     return JudgeSelection.objects.filter(calibration_run=run).select_related("judge", "selected_by").first()

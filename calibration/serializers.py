@@ -205,6 +205,10 @@ class SuggestionSerializer(serializers.Serializer):
 class JudgeSelectSerializer(serializers.Serializer):
     judge = serializers.PrimaryKeyRelatedField(queryset=Judge.objects.all())
     reason = serializers.CharField(help_text="Why this judge; part of the record.")
+    override_rule = serializers.BooleanField(
+        default=False,
+        help_text="Choose a judge the report's rule excluded (answered 400 judge_excluded without it); recorded.",
+    )
 
 
 class JudgeSelectionSerializer(serializers.ModelSerializer):
@@ -222,5 +226,7 @@ class JudgeSelectionSerializer(serializers.ModelSerializer):
             "selected_by",
             "selected_at",
             "report_digest",
+            "against_rule",
+            "rule_note",
         ]
         read_only_fields = fields

@@ -14,7 +14,7 @@ from annotation.items.models import Benchmark, Dimension
 from annotation.labelling.models import ComparisonSet
 from annotation.labelling.pairwise import anonymise
 from annotation.labelling.selectors import set_model_names
-from calibration import prompts
+from calibration import prompts, selectors
 from calibration.models import (
     CalibrationJudgeRun,
     CalibrationRun,
@@ -25,6 +25,7 @@ from calibration.models import (
     JudgeVerdict,
     PromptSet,
 )
+from core.errors import ServiceError
 from llm import collectors
 from llm import services as llm_services
 from llm.models import Endpoint, Run, RunItem
@@ -284,11 +285,28 @@ def calibration_verdicts_collect(*, llm_run: Run) -> dict:
     return counts
 
 
+class JudgeExcludedByRule(ServiceError):
+    """The report's rule excluded the judge, and the choice did not say it overrides the rule."""
+
+    status_code = 400
+    code = "judge_excluded"
+
+
 @transaction.atomic
 def judge_select(
-    *, run: CalibrationRun, judge: Judge, user: AbstractBaseUser, reason: str, report_digest: str
+    *,
+    run: CalibrationRun,
+    judge: Judge,
+    user: AbstractBaseUser,
+    reason: str,
+    report_digest: str,
+    override_rule: bool = False,
 ) -> JudgeSelection:
-    """Record the primary judge: who chose it, when, why and on which report (by its checksum)."""
+    """Record the primary judge: who chose it, when, why and on which report (by its checksum).
+
+    A judge the report's rule excluded is chosen only with ``override_rule`` and a reason; the selection records
+    that it went against the rule, and the report's line on the judge, for every evaluation that uses it.
+    """
     if not run.judge_runs.filter(judge=judge).exists() and not run.juries.filter(pk=judge.pk).exists():
         raise ValidationError(_("Judge %(judge)s was not part of this calibration run.") % {"judge": judge.name})
     if not reason.strip():
@@ -297,8 +315,23 @@ def judge_select(
         raise ValidationError(
             _("Judge %(judge)s has no parseable verdicts; it cannot be selected.") % {"judge": judge.name}
         )
+    exclusion = selectors.judge_rule_exclusion(report=run.report or {}, name=judge.name)
+    if exclusion is not None and not override_rule:
+        raise JudgeExcludedByRule(
+            _(
+                "The report's rule excluded %(judge)s (%(why)s). To choose it anyway, confirm that you override the "
+                "rule and say why; the choice is recorded as made against the rule."
+            )
+            % {"judge": judge.name, "why": exclusion}
+        )
     selection = JudgeSelection(
-        judge=judge, calibration_run=run, reason=reason.strip(), selected_by=user, report_digest=report_digest
+        judge=judge,
+        calibration_run=run,
+        reason=reason.strip(),
+        selected_by=user,
+        report_digest=report_digest,
+        against_rule=exclusion is not None,
+        rule_note=exclusion or "",
     )
     selection.full_clean()
     selection.save()

@@ -129,6 +129,15 @@ def _run_context(run: CalibrationRun) -> dict:
     return {"run": run, "judge_runs": judge_runs, "status": status, "juries": list(run.juries.all())}
 
 
+def _judge_choices(context: dict, report: dict) -> list[dict]:
+    """Return the judges and juries of the run to choose from, each with the rule's reason if it excluded it."""
+    judges = [jr.judge for jr in context["judge_runs"]] + context["juries"]
+    return [
+        {"pk": j.pk, "name": j.name, "excluded": selectors.judge_rule_exclusion(report=report, name=j.name)}
+        for j in judges
+    ]
+
+
 @permission_required("calibration.run_judge", why=BLIND)
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(CalibrationRun.objects.select_related("comparison_set"), pk=pk)
@@ -138,6 +147,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     report = run.report
     if report:
         overall = report["strata"][0] if report["strata"] else None
+        choices = _judge_choices(context, report)
         context.update(
             {
                 "report": report,
@@ -145,6 +155,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 "forest": page_forest(run),
                 "selection": selectors.calibration_run_selection(run=run),
                 "can_select": request.user.has_perm("calibration.run_judge"),
+                "choices": choices,
+                "any_excluded": any(choice["excluded"] for choice in choices),
                 **_planning_context(request, report),
             }
         )
@@ -186,9 +198,12 @@ def run_select(request: HttpRequest, pk: int) -> HttpResponse:
             user=request.user,
             reason=request.POST.get("reason", ""),
             report_digest=run.report_digest,
+            override_rule=request.POST.get("override_rule") == "on",
         )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
+    except services.JudgeExcludedByRule as exc:
+        messages.error(request, str(exc))
     else:
         messages.success(request, _("%(judge)s is now the primary judge.") % {"judge": judge.name})
     return redirect("calibration:run", pk=run.pk)

@@ -47,6 +47,16 @@ class EvaluationRun(models.Model):
         "calibration.Judge", null=True, blank=True, on_delete=models.PROTECT, related_name="evaluation_runs"
     )
     judge_override_reason = models.TextField(_("reason for running without the selected judge"), blank=True)
+    # The primary-judge selection in force when the run was created, when the run uses its judge: its reason (and
+    # whether it went against the calibration report's rule) is shown with the run.
+    judge_selection = models.ForeignKey(
+        "calibration.JudgeSelection",
+        verbose_name=_("judge selection"),
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="evaluation_runs",
+    )
     combine_rule = models.CharField(
         _("order combination"), max_length=12, choices=CombineRule.choices, default=CombineRule.FACET_TIE
     )

@@ -84,7 +84,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The run page; with ``?part=live`` (htmx polling) only its header, actions, progress and, once done, report."""
     run = get_object_or_404(
-        EvaluationRun.objects.select_related("release__benchmark", "judge", "budget_pool"), pk=pk
+        EvaluationRun.objects.select_related("release__benchmark", "judge", "judge_selection", "budget_pool"), pk=pk
     )
     models = selectors.evaluation_run_models(run=run)
     links = selectors.evaluation_run_llm_runs(run=run)

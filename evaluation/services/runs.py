@@ -90,6 +90,7 @@ def evaluation_run_create(
         release=release,
         languages=languages,
         judge=judge,
+        judge_selection=selection if selection is not None and judge == selection.judge else None,
         judge_override_reason=judge_override_reason.strip(),
         combine_rule=combine_rule,
         protocol=protocol,

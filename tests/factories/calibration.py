@@ -57,8 +57,12 @@ def make_judge_selection(
     *, run: CalibrationRun, user: AbstractBaseUser, judge: Judge | None = None, reason: str = "chosen in a test"
 ) -> JudgeSelection:
     """Select ``judge`` (by default the report's suggestion, else the run's first judge) as the primary judge."""
+    # With no judge given and none suggested (the rule excluded every one), the test chooses against the rule.
+    override = judge is None and run.report["suggestion"]["judge"] is None
     if judge is None:
         suggested = run.report["suggestion"]["judge"]
         judge_runs = run.judge_runs.select_related("judge").order_by("id")
         judge = next((r.judge for r in judge_runs if r.judge.name == suggested), judge_runs[0].judge)
-    return services.judge_select(run=run, judge=judge, user=user, reason=reason, report_digest=run.report_digest)
+    return services.judge_select(
+        run=run, judge=judge, user=user, reason=reason, report_digest=run.report_digest, override_rule=override
+    )

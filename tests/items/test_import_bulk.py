@@ -52,7 +52,12 @@ def import_per_item(data: bytes, *, user) -> None:
                 origin=record.origin,
             )
         else:
-            services.item_revise(item=item, state=state, user=user, message=record.message or _("Re-imported"))
+            was_accepted = item.status == Item.Status.ACCEPTED
+            revision = services.item_revise(
+                item=item, state=state, user=user, message=record.message or _("Re-imported")
+            )
+            if was_accepted and revision is not None and record.status in (None, Item.Status.ACCEPTED):
+                continue  # the new text sent the item back to draft, and item_revise recorded why
         if record.status is not None and record.status != item.status:
             services.item_status_decide(
                 item=item,

@@ -244,16 +244,33 @@ def test_an_expert_import_never_changes_the_status_of_an_existing_item(taxonomy,
     assert item.status == "accepted" and item.revisions.count() == 1
 
 
-def test_an_expert_import_keeps_the_status_when_the_file_gives_none_or_the_same(taxonomy, lead, expert):
+def test_an_expert_import_of_new_text_returns_an_accepted_item_to_draft_and_then_keeps_it(taxonomy, lead, expert):
     item = make_item(uid="im-keep", user=lead)
     accept(item, lead)
     edited = mcq_content()
     edited["en"]["question"] = "How does Mia feel?"
 
     revised = services.items_import(data=jsonl(record("im-keep", content=edited)), user=expert)
-    again = services.items_import(data=jsonl(record("im-keep", status="accepted", content=edited)), user=expert)
+    again = services.items_import(data=jsonl(record("im-keep", status="draft", content=edited)), user=expert)
 
     assert revised.revised == ["im-keep"] and again.unchanged == ["im-keep"]
+    item.refresh_from_db()
+    # The new text has not been screened (tests/items/test_revise_accepted.py has the rule on every path).
+    assert item.status == "draft"
+    assert trail(item) == [
+        ("", "draft", "created"),
+        ("draft", "accepted", "lead_decision"),
+        ("accepted", "draft", "revision"),
+    ]
+
+
+def test_an_expert_import_keeps_an_accepted_item_accepted_when_the_text_is_the_same(taxonomy, lead, expert):
+    item = make_item(uid="im-same", user=lead)
+    accept(item, lead)
+
+    again = services.items_import(data=jsonl(record("im-same", status="accepted")), user=expert)
+
+    assert again.unchanged == ["im-same"]
     item.refresh_from_db()
     assert item.status == "accepted"
     assert trail(item) == [("", "draft", "created"), ("draft", "accepted", "lead_decision")]

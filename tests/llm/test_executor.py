@@ -46,16 +46,18 @@ def test_calls_run_concurrently_up_to_the_endpoint_limit(simulator):
     outcomes = run(config(simulator, max_concurrency=8), [spec(i) for i in range(40)])
     elapsed = time.monotonic() - started
     assert all(o.received for o in outcomes)
-    assert 0.45 <= elapsed < 2.0  # 5 waves of 100 ms, not 40 in a row
+    assert elapsed >= 0.45  # at most 8 at once: at least 5 waves of 100 ms
+    # Concurrent, not one after another (counted at the server, not timed: a loaded machine is slow, not serial).
+    assert 2 <= simulator.stats()["max_in_flight"] <= 8
     assert simulator.stats()["max_open_connections"] <= 8
 
 
 def test_the_simulator_serves_hundreds_of_concurrent_connections(simulator):
     simulator.configure(latency_ms=300, jitter_ms=0)
-    started = time.monotonic()
     outcomes = run(config(simulator, max_concurrency=300), [spec(i) for i in range(300)])
     assert all(o.received for o in outcomes)
-    assert time.monotonic() - started < 3.0  # one wave of 300 ms, not 300 in a row
+    # Answered as one wave, not 300 in a row: counted at the server rather than timed.
+    assert simulator.stats()["max_in_flight"] >= 250
     assert simulator.stats()["max_open_connections"] >= 250
 
 

@@ -41,6 +41,10 @@ def accepted_items(taxonomy, lead):
         content["en"]["context"] = ["A quiet office on a Monday.", "Grandma's 80th birthday party.", "An exam hall."][n]
         content["zh"]["context"] = ["周一安静的办公室。", "奶奶的八十岁生日宴。", "考场里。"][n]
         services.item_revise(item=item, state=services.ItemState(dimension=item.dimension, content=content), user=lead)
+        # The new text sent the item back to draft; accept it again, as screening would.
+        services.item_status_decide(
+            item=item, status="accepted", user=lead, reason="screened again", source="lead_decision"
+        )
     make_item(uid="rel-draft", user=lead, status="draft")
     return items
 

@@ -90,6 +90,8 @@ def test_card_says_which_items_were_reviewed_at_an_earlier_revision(screened, le
     content = numbered(0)
     content["en"]["question"] = "How does the narrator feel, most likely?"
     services.item_revise(item=item, state=services.ItemState(dimension=item.dimension, content=content), user=lead)
+    # The revision sent the item back to draft; a lead accepts the new text without another round.
+    services.item_status_decide(item=item, status="accepted", user=lead, reason="checked", source="lead_decision")
     card = english(releases.release_card_text(release=make_frozen_release(version="2.1.0")))
     assert "- 1 of them reviewed at an earlier revision than the one pinned" in card.splitlines()
     assert "- 1 item with 2 revisions" in card.splitlines() and "- 2 items with 1 revision" in card.splitlines()

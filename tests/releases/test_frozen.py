@@ -186,7 +186,8 @@ LIVE_CHANGES = {
         lambda lead: get_user_model().objects.update(username=Concat(F("username"), Value("-renamed"))),
         True,
     ),
-    "new revision": (revise_content, False),
+    # A new revision of an accepted item also returns it to draft, and the status is what a rebuild reads.
+    "new revision": (revise_content, True),
     "screened again": (screen_again, True),
 }
 

@@ -237,6 +237,7 @@ def test_compare_lists_added_removed_and_revised_items(frozen, lead):
     content = mcq_content()
     content["zh"]["question"] = "新的问题措辞？"
     services.item_revise(item=item, state=services.ItemState(dimension=item.dimension, content=content), user=lead)
+    services.item_status_decide(item=item, status="accepted", user=lead, reason="again", source="lead_decision")
     for uid, status in (("rel-draft", "accepted"), ("rel-2", "rejected")):
         services.item_status_decide(
             item=Item.objects.get(uid=uid), status=status, user=lead, reason="lead's call", source="lead_decision"

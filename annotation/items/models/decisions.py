@@ -19,6 +19,8 @@ class DecisionSource(models.TextChoices):
     SCREENING = "screening", _("screening round")
     LEAD_DECISION = "lead_decision", _("lead decision")
     IMPORT = "import", _("import")
+    # A new revision of an accepted item sends it back to draft: its new text has not been screened.
+    REVISION = "revision", _("revision after acceptance")
 
 
 class StatusDecision(models.Model):

@@ -14,6 +14,7 @@ from annotation.items.services.items import (
     item_draft_discard,
     item_draft_save,
     item_revise,
+    unaccepted_reason,
 )
 from annotation.items.services.statuses import (
     DECIDE_STATUS,
@@ -39,6 +40,7 @@ __all__ = [
     "item_draft_discard",
     "item_draft_save",
     "item_revise",
+    "unaccepted_reason",
     "item_status_decide",
     "items_import",
     "taxonomy_load",

@@ -27,7 +27,7 @@ from django.utils.translation import gettext as _
 from annotation.items.content import check_parity, content_hash, normalise_content, searchable_text
 from annotation.items.interchange import ItemRecord
 from annotation.items.models import Item, ItemRevision, StatusDecision
-from annotation.items.services.items import ItemState
+from annotation.items.services.items import ItemState, unaccepted_reason
 
 if TYPE_CHECKING:
     from annotation.items.services.imports import ImportReport, TaxonomyIndex
@@ -105,6 +105,8 @@ class _Planned:
     existing: ExistingItem | None
     revision: ItemRevision | None = None
     status_changed: bool = False
+    # An accepted item whose new text came without a status goes back to draft (``item_revise`` does the same).
+    unaccepted: bool = False
 
 
 def write_records(
@@ -187,6 +189,11 @@ def _plan(
     item.has_zh = "zh" in content
     item.parity_ok = not parity
     item.search_text = searchable_text(content)
+    if current_status == Item.Status.ACCEPTED:
+        # New text goes back to draft first, as with item_revise; a file that says "accepted" (as every export of an
+        # accepted item does) does not accept unscreened text, while another status in the file is then decided.
+        item.status = Item.Status.DRAFT if status == Item.Status.ACCEPTED else status
+        planned.status_changed = planned.unaccepted = True
     return planned
 
 
@@ -276,7 +283,20 @@ def _decisions(plans: list[_Planned], *, user: AbstractBaseUser | None, source_f
                     decided_by=user,
                 )
             )
-        if plan.status_changed:
+        if plan.unaccepted:
+            decisions.append(
+                StatusDecision(
+                    item=plan.item,
+                    from_status=Item.Status.ACCEPTED,
+                    to_status=Item.Status.DRAFT,
+                    source=StatusDecision.Source.REVISION,
+                    reason=unaccepted_reason(plan.revision.number),
+                    reference={"revision": plan.revision.number},
+                    decided_by=user,
+                )
+            )
+            before = Item.Status.DRAFT
+        if plan.status_changed and plan.item.status != before:
             record = plan.record
             decisions.append(
                 StatusDecision(

@@ -21,6 +21,7 @@ from annotation.items.models import (
     Scenario,
     StatusDecision,
 )
+from annotation.items.services.statuses import item_status_decide
 from annotation.items.signatures import signatures_update
 from core.errors import ServiceError
 from core.inputs import InputRefused, refuse_nul
@@ -194,8 +195,31 @@ def item_revise(
     if current is not None and current.content_hash == content_hash(content, state.attributes()):
         return None
     revision = _write_revision(item=locked, state=state, user=user, message=message)
+    if locked.status == Item.Status.ACCEPTED:
+        _unaccept_revised(item=locked, revision=revision, user=user)
     item.refresh_from_db()
     return revision
+
+
+def unaccepted_reason(number: int) -> str:
+    """Return the recorded reason an accepted item went back to draft when revision ``number`` was saved."""
+    return _(
+        "Revision %(number)s changed an accepted item: its new text has not been screened, so the item is a draft "
+        "again until a screening round (or a lead decision) accepts it."
+    ) % {"number": number}
+
+
+def _unaccept_revised(*, item: Item, revision: ItemRevision, user: AbstractBaseUser | None) -> None:
+    """Record that ``revision`` sends accepted ``item`` back to draft, so no release pins unscreened text."""
+    item_status_decide(
+        item=item,
+        status=Item.Status.DRAFT,
+        user=user,
+        reason=unaccepted_reason(revision.number),
+        source=StatusDecision.Source.REVISION,
+        reference={"revision": revision.number},
+    )
+    item.status = Item.Status.DRAFT
 
 
 @transaction.atomic

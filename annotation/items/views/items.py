@@ -236,6 +236,7 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
             state = _state_from_form(item.kind, meta, request.POST)
             # An expert saving the item has revised every language, so nothing stays marked as machine-drafted.
             state.metadata = {k: v for k, v in item.metadata.items() if k != "machine_drafted_languages"}
+            was_accepted = item.status == Item.Status.ACCEPTED
             try:
                 new = services.item_revise(
                     item=item,
@@ -255,6 +256,8 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
                 messages.info(request, _("Nothing changed, so no revision was saved."))
                 return redirect("items:item-detail", uid=item.uid)
             messages.success(request, _("Saved revision %(number)s.") % {"number": new.number})
+            if was_accepted:
+                messages.warning(request, services.unaccepted_reason(new.number))
             url = reverse("items:item-history", args=[item.uid])
             return redirect(f"{url}?a={new.number - 1}&b={new.number}")
         context = _editor_context(item, meta, content_from_post(item.kind, request.POST))
