@@ -16,6 +16,7 @@ from annotation.labelling.models import (
     ModelResponse,
 )
 from annotation.labelling.pairwise import anonymise, shown_choice
+from annotation.queue.selectors import queue_in_state, queue_next, queue_of, queue_previous, queue_skipped
 
 
 def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
@@ -48,22 +49,18 @@ def label_assignment(*, comparison_set: ComparisonSet | int, pk: int) -> LabelAs
 
 
 def label_next(
-    *, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | None = None
+    *, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | LabelAssignment | None = None
 ) -> LabelAssignment | None:
-    """Return the expert's first unlabelled assignment in queue order, other than ``after``.
+    """Return the expert's next unlabelled assignment in queue order after ``after``, wrapping around
+    (``annotation.queue.selectors.queue_next``).
 
     A set in another order (active: ``calibration.allocation``, which records each draw) is served by the server
-    registered for it with ``annotation.labelling.serving``.
+    registered for it with ``annotation.labelling.serving``, which serves any unlabelled assignment but ``after``.
     """
     serve = serving.server(comparison_set.order)
     if serve is not None:
-        return serve(comparison_set=comparison_set, expert=expert, after=after)
-    pending = LabelAssignment.objects.filter(
-        comparison_set=comparison_set, expert=expert, labelled_at__isnull=True
-    ).order_by("position", "id")
-    if after is not None:
-        pending = pending.exclude(pk=after)
-    return pending.first()
+        return serve(comparison_set=comparison_set, expert=expert, after=getattr(after, "pk", after))
+    return queue_next(queue=queue_of(model=LabelAssignment, owner=comparison_set, worker=expert), after=after)
 
 
 def label_counts(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> dict[str, int]:
@@ -104,24 +101,13 @@ def eligible_labellers() -> list[AbstractBaseUser]:
 def label_previous(
     *, comparison_set: ComparisonSet, expert: AbstractBaseUser, before: LabelAssignment | None = None
 ) -> LabelAssignment | None:
-    """Return the assignment the expert labelled last before ``before`` (in the order the labels were given).
-
-    Without ``before``, or when ``before`` is not labelled yet, return the expert's latest label in the set.
-    """
-    labelled = LabelAssignment.objects.filter(
-        comparison_set=comparison_set, expert=expert, labelled_at__isnull=False
-    ).order_by("-labelled_at", "-id")
-    moment = before.labelled_at if before is not None else None
-    if moment is not None:
-        labelled = labelled.filter(Q(labelled_at__lt=moment) | Q(labelled_at=moment, id__lt=before.pk))
-    return labelled.first()
+    """Return the assignment the expert labelled last before ``before`` (or their latest: ``queue_previous``)."""
+    return queue_previous(queue=queue_of(model=LabelAssignment, owner=comparison_set, worker=expert), before=before)
 
 
 def skipped_assignments(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[LabelAssignment]:
     """Return the comparisons the expert put aside and has not labelled yet, in queue order."""
-    return LabelAssignment.objects.filter(
-        comparison_set=comparison_set, expert=expert, skipped_at__isnull=False, labelled_at__isnull=True
-    ).order_by("position", "id")
+    return queue_skipped(queue=queue_of(model=LabelAssignment, owner=comparison_set, worker=expert))
 
 
 def expert_labels(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[ExpertLabel]:
@@ -186,13 +172,7 @@ def expert_assignments(*, expert: AbstractBaseUser, comparison_set: int | None =
     )
     if comparison_set is not None:
         assignments = assignments.filter(comparison_set_id=comparison_set)
-    if state == "pending":
-        assignments = assignments.filter(labelled_at__isnull=True)
-    elif state == "labelled":
-        assignments = assignments.filter(labelled_at__isnull=False)
-    elif state == "skipped":
-        assignments = assignments.filter(labelled_at__isnull=True, skipped_at__isnull=False)
-    return assignments
+    return queue_in_state(assignments=assignments, state=state)
 
 
 def blind_comparison(*, assignment: LabelAssignment) -> dict:

@@ -27,6 +27,7 @@ from django.db.models.functions import Cast, Coalesce, Extract
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from annotation.queue.selectors import queue_in_state, queue_next, queue_of, queue_previous, queue_skipped
 from annotation.screening.agreement import nominal_alpha
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
 
@@ -82,10 +83,8 @@ def round_item_reviews(*, round_item: RoundItem) -> list[tuple[AbstractBaseUser,
 
 def reviewer_queue(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
     """Return the reviewer's assignments in this round, in queue order."""
-    return (
-        ReviewAssignment.objects.filter(round=round, reviewer=reviewer)
-        .select_related("round_item__item", "round_item__revision", "review")
-        .order_by("position", "id")
+    return queue_of(model=ReviewAssignment, owner=round, worker=reviewer).select_related(
+        "round_item__item", "round_item__revision", "review"
     )
 
 
@@ -110,26 +109,8 @@ def reviewer_counts(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> dic
 def next_assignment(
     *, round: ScreeningRound, reviewer: AbstractBaseUser, after: int | ReviewAssignment | None = None
 ) -> ReviewAssignment | None:
-    """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around).
-
-    When ``after`` is not itself pending (it was just submitted), the queue starts again from the top. ``after`` may
-    be the assignment as read (no query for it) or its id (read again, for a caller that just changed it). Each read is
-    one seek on the open queue's partial index: the first pending assignment after ``after``, and only at the end
-    of the queue the first one from the top.
-    """
-    pending = reviewer_queue(round=round, reviewer=reviewer).filter(submitted_at__isnull=True)
-    if after is None:
-        return pending.first()
-    if isinstance(after, ReviewAssignment):
-        current = after
-    else:
-        current = ReviewAssignment.objects.filter(pk=after).only("position", "submitted_at").first()
-    if current is not None and current.submitted_at is None:
-        later = Q(position__gt=current.position) | Q(position=current.position, id__gt=current.pk)
-        nxt = pending.filter(later).first()
-        if nxt is not None:
-            return nxt
-    return pending.exclude(pk=getattr(after, "pk", after)).first()
+    """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around: ``queue_next``)."""
+    return queue_next(queue=reviewer_queue(round=round, reviewer=reviewer), after=after)
 
 
 def _submitted(assignment: ReviewAssignment) -> bool:
@@ -307,22 +288,13 @@ def eligible_reviewers() -> list[AbstractBaseUser]:
 def previous_review(
     *, round: ScreeningRound, reviewer: AbstractBaseUser, before: ReviewAssignment | None = None
 ) -> ReviewAssignment | None:
-    """Return the assignment the reviewer submitted last before ``before`` (in the order the reviews were submitted).
-
-    Without ``before``, or when ``before`` is not submitted yet, return the reviewer's latest submitted review.
-    """
-    submitted = ReviewAssignment.objects.filter(round=round, reviewer=reviewer, submitted_at__isnull=False).order_by(
-        "-submitted_at", "-id"
-    )
-    moment = before.submitted_at if before is not None else None
-    if moment is not None:
-        submitted = submitted.filter(Q(submitted_at__lt=moment) | Q(submitted_at=moment, id__lt=before.pk))
-    return submitted.first()
+    """Return the assignment the reviewer submitted last before ``before`` (or their latest: ``queue_previous``)."""
+    return queue_previous(queue=queue_of(model=ReviewAssignment, owner=round, worker=reviewer), before=before)
 
 
 def skipped_reviews(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
     """Return the items the reviewer put aside and has not submitted yet, in queue order."""
-    return reviewer_queue(round=round, reviewer=reviewer).filter(skipped_at__isnull=False, submitted_at__isnull=True)
+    return queue_skipped(queue=reviewer_queue(round=round, reviewer=reviewer))
 
 
 def round_item_list(*, round: ScreeningRound, outcome: str = "", dimension: str = "", kind: str = "") -> QuerySet:
@@ -364,10 +336,4 @@ def reviewer_assignments(*, reviewer: AbstractBaseUser, round: int | None = None
     )
     if round is not None:
         assignments = assignments.filter(round_id=round)
-    if state == "pending":
-        assignments = assignments.filter(submitted_at__isnull=True)
-    elif state == "submitted":
-        assignments = assignments.filter(submitted_at__isnull=False)
-    elif state == "skipped":
-        assignments = assignments.filter(skipped_at__isnull=False, submitted_at__isnull=True)
-    return assignments
+    return queue_in_state(assignments=assignments, state=state)

@@ -72,7 +72,7 @@ def test_progress_equals_a_recount_after_any_sequence_of_labels_skips_and_change
         assert a.labelled_at == (a.label.created_at if hasattr(a, "label") else None)
     # A recount (for data written without the services) gives the same rows.
     before = stored(cs)
-    comparisons.progress_recount(comparison_set=cs)
+    comparisons.comparison_set_recount(comparison_set=cs)
     assert stored(cs) == before
 
 

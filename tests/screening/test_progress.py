@@ -74,7 +74,7 @@ def test_progress_equals_a_recount_after_any_sequence_of_reviews_and_skips(seed,
         review = getattr(a, "review", None)
         assert a.submitted_at == (review.submitted_at if review and review.status == "submitted" else None)
     before = stored(round)
-    screening.progress_recount(round=round)
+    screening.round_recount(round=round)
     assert stored(round) == before
     # Closing stores each reviewer's agreement with the decisions; adjudicating a conflict adds to it.
     assert set(agreement(round).values()) == {(0, 0)}
@@ -86,7 +86,7 @@ def test_progress_equals_a_recount_after_any_sequence_of_reviews_and_skips(seed,
         screening.round_item_adjudicate(round_item=conflict, user=lead, decision="accept")
         assert agreement(round) == agreement_counted(round)
     recounted = agreement(round)
-    screening.progress_recount(round=round)
+    screening.round_recount(round=round)
     assert agreement(round) == recounted
 
 

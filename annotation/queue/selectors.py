@@ -1,0 +1,70 @@
+"""Reads of a work queue: the next assignment, the previous one finished, the ones put aside, a state's list.
+
+Each takes ``queue``, one worker's assignments in one round or set (``Assignment`` subclass rows, with whatever
+``select_related`` the caller's page needs), and reads it in queue order (position, id) or in the order the work
+was finished; each read is one seek on one of the queue's partial indexes (``queue_indexes``).
+"""
+
+from django.db.models import Q, QuerySet
+
+from annotation.queue.models import Assignment
+
+
+def queue_of(*, model: type[Assignment], owner: object, worker: object) -> QuerySet:
+    """Return the worker's assignments of ``model`` in the round or set ``owner`` (an instance or id), in order."""
+    return model.objects.filter(**{model.OWNER: owner, model.WORKER: worker}).order_by("position", "id")
+
+
+def queue_next(*, queue: QuerySet, after: int | Assignment | None = None) -> Assignment | None:
+    """Return the next unfinished assignment of ``queue`` after ``after`` in queue order, wrapping around.
+
+    When ``after`` is not itself unfinished (it was just finished), the queue starts again from the top. ``after``
+    may be the assignment as read (no query for it) or its id (read again, for a caller that just changed it).
+    Each read is one seek on the open queue's partial index: the first unfinished assignment after ``after``, and
+    only at the end of the queue the first one from the top.
+    """
+    model = queue.model
+    pending = queue.filter(**{f"{model.DONE_AT}__isnull": True}).order_by("position", "id")
+    if after is None:
+        return pending.first()
+    if isinstance(after, Assignment):
+        current = after
+    else:
+        current = model.objects.filter(pk=after).only("position", model.DONE_AT).first()
+    if current is not None and getattr(current, model.DONE_AT) is None:
+        later = Q(position__gt=current.position) | Q(position=current.position, id__gt=current.pk)
+        nxt = pending.filter(later).first()
+        if nxt is not None:
+            return nxt
+    return pending.exclude(pk=getattr(after, "pk", after)).first()
+
+
+def queue_previous(*, queue: QuerySet, before: Assignment | None = None) -> Assignment | None:
+    """Return the assignment of ``queue`` finished last before ``before`` (in the order the work was finished).
+
+    Without ``before``, or when ``before`` is not finished yet, return the latest finished assignment.
+    """
+    done_at = queue.model.DONE_AT
+    finished = queue.filter(**{f"{done_at}__isnull": False}).order_by(f"-{done_at}", "-id")
+    moment = getattr(before, done_at) if before is not None else None
+    if moment is not None:
+        finished = finished.filter(Q(**{f"{done_at}__lt": moment}) | Q(**{done_at: moment, "id__lt": before.pk}))
+    return finished.first()
+
+
+def queue_skipped(*, queue: QuerySet) -> QuerySet:
+    """Return the assignments of ``queue`` put aside and not finished yet, in queue order."""
+    return queue.filter(skipped_at__isnull=False, **{f"{queue.model.DONE_AT}__isnull": True}).order_by("position", "id")
+
+
+def queue_in_state(*, assignments: QuerySet, state: str) -> QuerySet:
+    """Return the ``assignments`` in ``state``: ``pending``, finished (``Assignment.DONE``), ``skipped`` or all."""
+    model = assignments.model
+    unfinished = {f"{model.DONE_AT}__isnull": True}
+    if state == "pending":
+        return assignments.filter(**unfinished)
+    if state == model.DONE:
+        return assignments.filter(**{f"{model.DONE_AT}__isnull": False})
+    if state == "skipped":
+        return assignments.filter(skipped_at__isnull=False, **unfinished)
+    return assignments
