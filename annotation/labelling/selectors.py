@@ -1,6 +1,5 @@
 """Reads of pairwise labelling shared by pages, the API and other apps: queues, progress, model names."""
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
@@ -16,7 +15,15 @@ from annotation.labelling.models import (
     ModelResponse,
 )
 from annotation.labelling.pairwise import anonymise, shown_choice
-from annotation.queue.selectors import queue_in_state, queue_next, queue_of, queue_previous, queue_skipped
+from annotation.queue.selectors import (
+    queue_counts,
+    queue_in_state,
+    queue_next,
+    queue_of,
+    queue_previous,
+    queue_skipped,
+    queue_workers,
+)
 
 
 def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
@@ -63,10 +70,17 @@ def label_next(
     return queue_next(queue=queue_of(model=LabelAssignment, owner=comparison_set, worker=expert), after=after)
 
 
+def label_after(*, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int) -> LabelAssignment | None:
+    """Return where the expert goes on after ``after``: the next unlabelled assignment, or ``after`` itself when it
+    is the only one left (just put aside, it comes back now); None when their queue is done."""
+    return label_next(comparison_set=comparison_set, expert=expert, after=after) or label_next(
+        comparison_set=comparison_set, expert=expert
+    )
+
+
 def label_counts(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> dict[str, int]:
     """Return the expert's labelled (``done``), assigned (``total``) and put-aside unlabelled (``skipped``) ones."""
-    progress = expert_progress(comparison_set=comparison_set, expert=expert)
-    return {"done": progress["labelled"], "total": progress["assigned"], "skipped": progress["skipped"]}
+    return queue_counts(model=LabelAssignment, owner=comparison_set, worker=expert)
 
 
 MODEL_NAMES_TTL_SECONDS = 300
@@ -94,8 +108,7 @@ def _set_model_names(comparison_set: ComparisonSet) -> list[str]:
 
 def eligible_labellers() -> list[AbstractBaseUser]:
     """Return the active users who may label comparisons (experts and lead experts), by username."""
-    users = get_user_model().objects.filter(is_active=True).order_by("username")
-    return [u for u in users if u.has_perm("labelling.label_comparisons")]
+    return queue_workers(permission="labelling.label_comparisons")
 
 
 def label_previous(

@@ -123,10 +123,7 @@ def _not_assigned(request: HttpRequest) -> HttpResponse:
 
 def _after(request: HttpRequest, cs: ComparisonSet, assignment: int) -> HttpResponse:
     """Go on to the expert's next unlabelled comparison, or back to the sets when none is left."""
-    # Only the comparison just put aside may be left: then it comes back now.
-    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment) or selectors.label_next(
-        comparison_set=cs, expert=request.user
-    )
+    nxt = selectors.label_after(comparison_set=cs, expert=request.user, after=assignment)
     if nxt is None:
         messages.success(request, _("You have labelled every comparison assigned to you in this set."))
         return redirect("labelling:set-list")
@@ -184,7 +181,7 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     )
     counts = selectors.label_counts(comparison_set=cs, expert=request.user)
     done, total = counts["done"], counts["total"]
-    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
+    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj)
     previous = selectors.label_previous(comparison_set=cs, expert=request.user, before=assignment_obj)
     skipped = (
         list(

@@ -5,6 +5,8 @@ Each takes ``queue``, one worker's assignments in one round or set (``Assignment
 was finished; each read is one seek on one of the queue's partial indexes (``queue_indexes``).
 """
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
 
 from annotation.queue.models import Assignment
@@ -39,6 +41,12 @@ def queue_next(*, queue: QuerySet, after: int | Assignment | None = None) -> Ass
     return pending.exclude(pk=getattr(after, "pk", after)).first()
 
 
+def queue_after(*, queue: QuerySet, after: int | Assignment) -> Assignment | None:
+    """Return where the worker goes on after ``after``: the next unfinished assignment, or ``after`` itself when it
+    is the only one left (just put aside, it comes back now); None when the queue is done."""
+    return queue_next(queue=queue, after=after) or queue_next(queue=queue)
+
+
 def queue_previous(*, queue: QuerySet, before: Assignment | None = None) -> Assignment | None:
     """Return the assignment of ``queue`` finished last before ``before`` (in the order the work was finished).
 
@@ -68,3 +76,25 @@ def queue_in_state(*, assignments: QuerySet, state: str) -> QuerySet:
     if state == "skipped":
         return assignments.filter(skipped_at__isnull=False, **unfinished)
     return assignments
+
+
+def queue_counts(*, model: type[Assignment], owner: object, worker: object) -> dict[str, int]:
+    """Return the worker's finished (``done``), assigned (``total``) and put-aside unfinished (``skipped``)
+    assignments in the round or set, as stored in its progress row, not counted."""
+    row = (
+        model.progress.objects.filter(**{model.OWNER: owner, model.WORKER: worker})
+        .values(model.DONE, "assigned", "skipped")
+        .first()
+    ) or {model.DONE: 0, "assigned": 0, "skipped": 0}
+    return {"done": row[model.DONE], "total": row["assigned"], "skipped": row["skipped"]}
+
+
+def progress_figures(*, done: int, total: int) -> dict[str, int]:
+    """Return what a list of queues shows of one: finished (``done``), ``total``, ``left`` and ``percent`` done."""
+    return {"done": done, "total": total, "left": total - done, "percent": round(100 * done / total) if total else 0}
+
+
+def queue_workers(*, permission: str) -> list[AbstractBaseUser]:
+    """Return the active users who may be given assignments (they hold ``permission``), by username."""
+    users = get_user_model().objects.filter(is_active=True).order_by("username")
+    return [u for u in users if u.has_perm(permission)]

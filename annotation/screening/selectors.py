@@ -4,7 +4,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import connection
@@ -27,7 +26,16 @@ from django.db.models.functions import Cast, Coalesce, Extract
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from annotation.queue.selectors import queue_in_state, queue_next, queue_of, queue_previous, queue_skipped
+from annotation.queue.selectors import (
+    queue_after,
+    queue_counts,
+    queue_in_state,
+    queue_next,
+    queue_of,
+    queue_previous,
+    queue_skipped,
+    queue_workers,
+)
 from annotation.screening.agreement import nominal_alpha
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
 
@@ -97,13 +105,7 @@ def reviewer_progress(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> t
 def reviewer_counts(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> dict[str, int]:
     """Return the reviewer's submitted (``done``), assigned (``total``) and put-aside pending (``skipped``) items,
     as stored (``ReviewerProgress``), not counted."""
-    row = (
-        ReviewerProgress.objects.filter(round=round, reviewer=reviewer)
-        .values("submitted", "assigned", "skipped")
-        .first()
-    )
-    row = row or {"submitted": 0, "assigned": 0, "skipped": 0}
-    return {"done": row["submitted"], "total": row["assigned"], "skipped": row["skipped"]}
+    return queue_counts(model=ReviewAssignment, owner=round, worker=reviewer)
 
 
 def next_assignment(
@@ -111,6 +113,11 @@ def next_assignment(
 ) -> ReviewAssignment | None:
     """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around: ``queue_next``)."""
     return queue_next(queue=reviewer_queue(round=round, reviewer=reviewer), after=after)
+
+
+def assignment_after(*, round: ScreeningRound, reviewer: AbstractBaseUser, after: int) -> ReviewAssignment | None:
+    """Return where the reviewer goes on after ``after`` (``queue_after``); None when their queue is done."""
+    return queue_after(queue=reviewer_queue(round=round, reviewer=reviewer), after=after)
 
 
 def _submitted(assignment: ReviewAssignment) -> bool:
@@ -281,8 +288,7 @@ def _alpha(*, round: ScreeningRound, reviewers: int, decisions: dict) -> tuple[f
 
 def eligible_reviewers() -> list[AbstractBaseUser]:
     """Return active users who may review (experts, lead experts, admins)."""
-    users = get_user_model().objects.filter(is_active=True).order_by("username")
-    return [u for u in users if u.has_perm("screening.review_item")]
+    return queue_workers(permission="screening.review_item")
 
 
 def previous_review(

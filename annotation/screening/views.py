@@ -120,10 +120,7 @@ def _denied(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _after(request: HttpRequest, round: ScreeningRound, assignment: int) -> HttpResponse:
     """Go on to the reviewer's next unsubmitted item, or to the round when the queue is done."""
-    # Only the item just put aside may be left: then it comes back now.
-    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment) or selectors.next_assignment(
-        round=round, reviewer=request.user
-    )
+    nxt = selectors.assignment_after(round=round, reviewer=request.user, after=assignment)
     if nxt is None:
         messages.success(request, _("Your queue for this round is done. Thank you!"))
         return redirect("screening:round-detail", pk=round.pk)

@@ -7,7 +7,16 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from annotation.queue import services
-from annotation.queue.selectors import queue_in_state, queue_next, queue_previous, queue_skipped
+from annotation.queue.selectors import (
+    progress_figures,
+    queue_after,
+    queue_counts,
+    queue_in_state,
+    queue_next,
+    queue_previous,
+    queue_skipped,
+    queue_workers,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -38,6 +47,18 @@ def test_next_is_none_once_every_assignment_is_finished(work):
         work.finish(assignment)
     assert queue_next(queue=work.queue()) is None
     assert work.counts() == (4, 4, 0)
+
+
+def test_after_the_last_one_left_is_put_aside_it_comes_back_and_then_the_queue_is_done(work):
+    *rest, last = work.queue()
+    for assignment in rest:
+        work.finish(assignment)
+    assert queue_after(queue=work.queue(), after=rest[-1].pk) == last
+    work.skip(last)
+    assert queue_next(queue=work.queue(), after=last.pk) is None
+    assert queue_after(queue=work.queue(), after=last.pk) == last
+    work.finish(last)
+    assert queue_after(queue=work.queue(), after=last.pk) is None
 
 
 def test_previous_follows_the_order_the_work_was_finished(work):
@@ -125,3 +146,30 @@ def test_progress_recount_rebuilds_what_the_services_stored(work):
     assert len(rows) == 1 and work.counts() == before == (4, 2, 1)
     assert {f: getattr(work.progress(), f) for f in stored} == stored
     assert list(queue_in_state(assignments=work.queue(), state=work.model.DONE)) == [first, third]
+
+
+def test_counts_are_read_from_the_stored_progress_and_are_zero_without_it(work, make_user):
+    first = work.queue().first()
+    work.finish(first)
+    work.skip(work.queue().filter(**{f"{work.model.DONE_AT}__isnull": True}).first())
+    assert queue_counts(model=work.model, owner=work.owner, worker=work.worker) == {"done": 1, "total": 4, "skipped": 1}
+    stranger = make_user("expert", username="queue-stranger")
+    assert queue_counts(model=work.model, owner=work.owner, worker=stranger) == {"done": 0, "total": 0, "skipped": 0}
+
+
+def test_the_workers_are_the_active_users_with_the_permission_by_username(work, make_user):
+    permission = {"round": "screening.review_item", "comparison_set": "labelling.label_comparisons"}[work.model.OWNER]
+    make_user("expert", username="queue-a-inactive", is_active=False)
+    make_user("researcher", username="queue-researcher")
+    names = [u.get_username() for u in queue_workers(permission=permission)]
+    assert work.worker.get_username() in names and "queue-a-inactive" not in names
+    assert "queue-researcher" not in names
+    assert names == sorted(names)
+
+
+@pytest.mark.parametrize(
+    ("done", "total", "figures"),
+    [(0, 4, (0, 4, 4, 0)), (1, 3, (1, 3, 2, 33)), (4, 4, (4, 4, 0, 100)), (0, 0, (0, 0, 0, 0))],
+)
+def test_progress_figures_say_what_is_done_and_left(done, total, figures):
+    assert tuple(progress_figures(done=done, total=total).values()) == figures
