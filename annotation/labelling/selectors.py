@@ -20,9 +20,6 @@ from annotation.queue.selectors import (
     queue_in_state,
     queue_next,
     queue_of,
-    queue_previous,
-    queue_skipped,
-    queue_workers,
 )
 
 
@@ -55,6 +52,12 @@ def label_assignment(*, comparison_set: ComparisonSet | int, pk: int) -> LabelAs
     )
 
 
+def expert_queue(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[LabelAssignment]:
+    """Return the expert's assignments in the set, in queue order: their queue for ``annotation.queue``'s reads
+    (next, previous, put aside)."""
+    return queue_of(model=LabelAssignment, owner=comparison_set, worker=expert)
+
+
 def label_next(
     *, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | LabelAssignment | None = None
 ) -> LabelAssignment | None:
@@ -67,7 +70,7 @@ def label_next(
     serve = serving.server(comparison_set.order)
     if serve is not None:
         return serve(comparison_set=comparison_set, expert=expert, after=getattr(after, "pk", after))
-    return queue_next(queue=queue_of(model=LabelAssignment, owner=comparison_set, worker=expert), after=after)
+    return queue_next(queue=expert_queue(comparison_set=comparison_set, expert=expert), after=after)
 
 
 def label_after(*, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int) -> LabelAssignment | None:
@@ -104,23 +107,6 @@ def _set_model_names(comparison_set: ComparisonSet) -> list[str]:
     return list(
         ModelResponse.objects.filter(used).order_by("model_name").values_list("model_name", flat=True).distinct()
     )
-
-
-def eligible_labellers() -> list[AbstractBaseUser]:
-    """Return the active users who may label comparisons (experts and lead experts), by username."""
-    return queue_workers(permission="labelling.label_comparisons")
-
-
-def label_previous(
-    *, comparison_set: ComparisonSet, expert: AbstractBaseUser, before: LabelAssignment | None = None
-) -> LabelAssignment | None:
-    """Return the assignment the expert labelled last before ``before`` (or their latest: ``queue_previous``)."""
-    return queue_previous(queue=queue_of(model=LabelAssignment, owner=comparison_set, worker=expert), before=before)
-
-
-def skipped_assignments(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[LabelAssignment]:
-    """Return the comparisons the expert put aside and has not labelled yet, in queue order."""
-    return queue_skipped(queue=queue_of(model=LabelAssignment, owner=comparison_set, worker=expert))
 
 
 def expert_labels(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[ExpertLabel]:

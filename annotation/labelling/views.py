@@ -15,6 +15,7 @@ from annotation.labelling import services as comparisons
 from annotation.labelling.forms import ComparisonSetForm, GenerateForm
 from annotation.labelling.models import ComparisonSet
 from annotation.labelling.pairwise import anonymise, plus_string, shown_choice
+from annotation.queue.selectors import queue_previous, queue_skipped
 from core.permissions import permission_required
 from llm.models import Run
 
@@ -98,7 +99,7 @@ def label_next(request: HttpRequest, pk: int) -> HttpResponse:
     cs = get_object_or_404(ComparisonSet, pk=pk)
     if request.GET.get("last"):
         # Back to the label given last, to change it (the list offers this once the queue is done).
-        assignment = selectors.label_previous(comparison_set=cs, expert=request.user)
+        assignment = queue_previous(queue=selectors.expert_queue(comparison_set=cs, expert=request.user))
     else:
         assignment = selectors.label_next(comparison_set=cs, expert=request.user)
     if assignment is None:
@@ -182,10 +183,11 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     counts = selectors.label_counts(comparison_set=cs, expert=request.user)
     done, total = counts["done"], counts["total"]
     nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj)
-    previous = selectors.label_previous(comparison_set=cs, expert=request.user, before=assignment_obj)
+    mine = selectors.expert_queue(comparison_set=cs, expert=request.user)
+    previous = queue_previous(queue=mine, before=assignment_obj)
     skipped = (
         list(
-            selectors.skipped_assignments(comparison_set=cs, expert=request.user)
+            queue_skipped(queue=mine)
             .exclude(pk=assignment_obj.pk)
             .select_related("comparison__item", "comparison__dimension")[:SKIPPED_SHOWN]
         )

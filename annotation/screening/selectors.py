@@ -32,9 +32,6 @@ from annotation.queue.selectors import (
     queue_in_state,
     queue_next,
     queue_of,
-    queue_previous,
-    queue_skipped,
-    queue_workers,
 )
 from annotation.screening.agreement import nominal_alpha
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
@@ -90,7 +87,8 @@ def round_item_reviews(*, round_item: RoundItem) -> list[tuple[AbstractBaseUser,
 
 
 def reviewer_queue(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
-    """Return the reviewer's assignments in this round, in queue order."""
+    """Return the reviewer's assignments in this round, in queue order: their queue for ``annotation.queue``'s
+    reads (next, previous, put aside)."""
     return queue_of(model=ReviewAssignment, owner=round, worker=reviewer).select_related(
         "round_item__item", "round_item__revision", "review"
     )
@@ -284,23 +282,6 @@ def _alpha(*, round: ScreeningRound, reviewers: int, decisions: dict) -> tuple[f
     if len(decisions) < 2:
         return None, "no_variation"
     return nominal_alpha(patterns), ""
-
-
-def eligible_reviewers() -> list[AbstractBaseUser]:
-    """Return active users who may review (experts, lead experts, admins)."""
-    return queue_workers(permission="screening.review_item")
-
-
-def previous_review(
-    *, round: ScreeningRound, reviewer: AbstractBaseUser, before: ReviewAssignment | None = None
-) -> ReviewAssignment | None:
-    """Return the assignment the reviewer submitted last before ``before`` (or their latest: ``queue_previous``)."""
-    return queue_previous(queue=queue_of(model=ReviewAssignment, owner=round, worker=reviewer), before=before)
-
-
-def skipped_reviews(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
-    """Return the items the reviewer put aside and has not submitted yet, in queue order."""
-    return queue_skipped(queue=reviewer_queue(round=round, reviewer=reviewer))
 
 
 def round_item_list(*, round: ScreeningRound, outcome: str = "", dimension: str = "", kind: str = "") -> QuerySet:

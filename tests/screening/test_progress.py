@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from annotation.queue.selectors import queue_previous
 from annotation.screening import selectors
 from annotation.screening import services as screening
 from annotation.screening.models import ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
@@ -110,8 +111,8 @@ def test_the_queue_goes_on_after_the_current_item_wraps_around_and_previous_foll
     screening.review_submit(round_item=first.round_item, reviewer=reviewer, scores=REVIEW_SCORES, decision="accept")
     first.refresh_from_db()
     second.refresh_from_db()
-    assert selectors.previous_review(round=round, reviewer=reviewer) == first
-    assert selectors.previous_review(round=round, reviewer=reviewer, before=first) == second
+    assert queue_previous(queue=selectors.reviewer_queue(round=round, reviewer=reviewer)) == first
+    assert queue_previous(queue=selectors.reviewer_queue(round=round, reviewer=reviewer), before=first) == second
     assert selectors.reviewer_counts(round=round, reviewer=reviewer) == {"done": 2, "total": len(queue), "skipped": 0}
 
 
