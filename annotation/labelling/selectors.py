@@ -15,12 +15,7 @@ from annotation.labelling.models import (
     ModelResponse,
 )
 from annotation.labelling.pairwise import anonymise, shown_choice
-from annotation.queue.selectors import (
-    queue_counts,
-    queue_in_state,
-    queue_next,
-    queue_of,
-)
+from annotation.queue.selectors import queue_counts, queue_next, queue_of, worker_assignments
 
 
 def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
@@ -164,14 +159,8 @@ def expert_progress(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) 
 
 def expert_assignments(*, expert: AbstractBaseUser, comparison_set: int | None = None, state: str = "") -> QuerySet:
     """Return the expert's assignments in queue order; ``state`` is pending, labelled or skipped."""
-    assignments = (
-        LabelAssignment.objects.filter(expert=expert)
-        .select_related("comparison__item", "comparison__dimension")
-        .order_by("comparison_set_id", "position", "id")
-    )
-    if comparison_set is not None:
-        assignments = assignments.filter(comparison_set_id=comparison_set)
-    return queue_in_state(assignments=assignments, state=state)
+    mine = worker_assignments(model=LabelAssignment, worker=expert, owner=comparison_set, state=state)
+    return mine.select_related("comparison__item", "comparison__dimension")
 
 
 def blind_comparison(*, assignment: LabelAssignment) -> dict:

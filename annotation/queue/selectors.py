@@ -65,9 +65,14 @@ def queue_skipped(*, queue: QuerySet) -> QuerySet:
     return queue.filter(skipped_at__isnull=False, **{f"{queue.model.DONE_AT}__isnull": True}).order_by("position", "id")
 
 
-def queue_in_state(*, assignments: QuerySet, state: str) -> QuerySet:
-    """Return the ``assignments`` in ``state``: ``pending``, finished (``Assignment.DONE``), ``skipped`` or all."""
-    model = assignments.model
+def worker_assignments(
+    *, model: type[Assignment], worker: object, owner: int | None = None, state: str = ""
+) -> QuerySet:
+    """Return the worker's assignments of ``model`` in every round or set (or only in ``owner``, an id), by round or
+    set and then in queue order, in ``state``: ``pending``, finished (``Assignment.DONE``), ``skipped`` or any."""
+    assignments = model.objects.filter(**{model.WORKER: worker}).order_by(f"{model.OWNER}_id", "position", "id")
+    if owner is not None:
+        assignments = assignments.filter(**{f"{model.OWNER}_id": owner})
     unfinished = {f"{model.DONE_AT}__isnull": True}
     if state == "pending":
         return assignments.filter(**unfinished)

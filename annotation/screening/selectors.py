@@ -26,13 +26,7 @@ from django.db.models.functions import Cast, Coalesce, Extract
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from annotation.queue.selectors import (
-    queue_after,
-    queue_counts,
-    queue_in_state,
-    queue_next,
-    queue_of,
-)
+from annotation.queue.selectors import queue_after, queue_counts, queue_next, queue_of, worker_assignments
 from annotation.screening.agreement import nominal_alpha
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
 
@@ -316,11 +310,5 @@ def round_list(*, user: AbstractBaseUser, status: str = "", benchmark: str = "")
 
 def reviewer_assignments(*, reviewer: AbstractBaseUser, round: int | None = None, state: str = "") -> QuerySet:
     """Return the reviewer's assignments in queue order; ``state`` is pending, submitted or skipped."""
-    assignments = (
-        ReviewAssignment.objects.filter(reviewer=reviewer)
-        .select_related("round_item__item", "review")
-        .order_by("round_id", "position", "id")
-    )
-    if round is not None:
-        assignments = assignments.filter(round_id=round)
-    return queue_in_state(assignments=assignments, state=state)
+    mine = worker_assignments(model=ReviewAssignment, worker=reviewer, owner=round, state=state)
+    return mine.select_related("round_item__item", "review")

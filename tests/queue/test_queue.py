@@ -11,11 +11,11 @@ from annotation.queue.selectors import (
     progress_figures,
     queue_after,
     queue_counts,
-    queue_in_state,
     queue_next,
     queue_previous,
     queue_skipped,
     queue_workers,
+    worker_assignments,
 )
 
 pytestmark = pytest.mark.django_db
@@ -90,16 +90,20 @@ def test_skip_moves_the_assignment_to_the_end_and_counts_it_once(work):
         work.skip(first)
 
 
-def test_the_states_split_the_queue_into_pending_finished_and_put_aside(work):
+def test_the_states_split_a_workers_assignments_into_pending_finished_and_put_aside(work, make_user):
     first, second, *_rest = work.queue()
     work.finish(first)
     work.skip(second)
-    assignments = work.queue()
-    assert list(queue_in_state(assignments=assignments, state=work.model.DONE)) == [first]
-    assert second in queue_in_state(assignments=assignments, state="pending")
-    assert first not in queue_in_state(assignments=assignments, state="pending")
-    assert list(queue_in_state(assignments=assignments, state="skipped")) == [second]
-    assert queue_in_state(assignments=assignments, state="").count() == 4
+
+    def mine(state: str, owner: int | None = work.owner.pk) -> list:
+        return list(worker_assignments(model=work.model, worker=work.worker, owner=owner, state=state))
+
+    assert mine(work.model.DONE) == [first]
+    assert second in mine("pending") and first not in mine("pending")
+    assert mine("skipped") == [second]
+    assert mine("") == list(work.queue()) == mine("", owner=None)
+    assert mine("", owner=work.owner.pk + 1) == []
+    assert not worker_assignments(model=work.model, worker=make_user("expert", username="queue-other")).exists()
 
 
 def test_a_change_is_timed_from_the_change_clock_and_restarts_it(work):
@@ -145,7 +149,8 @@ def test_progress_recount_rebuilds_what_the_services_stored(work):
     rows = work.recount()
     assert len(rows) == 1 and work.counts() == before == (4, 2, 1)
     assert {f: getattr(work.progress(), f) for f in stored} == stored
-    assert list(queue_in_state(assignments=work.queue(), state=work.model.DONE)) == [first, third]
+    finished = worker_assignments(model=work.model, worker=work.worker, owner=work.owner.pk, state=work.model.DONE)
+    assert list(finished) == [first, third]
 
 
 def test_counts_are_read_from_the_stored_progress_and_are_zero_without_it(work, make_user):
