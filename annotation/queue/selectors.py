@@ -1,8 +1,10 @@
-"""Reads of a work queue: the next assignment, the previous one finished, the ones put aside, a state's list.
+"""Reads of a work queue: the next assignment, the previous one finished, the ones put aside, a worker's lists,
+their stored counts and who may work a queue.
 
-Each takes ``queue``, one worker's assignments in one round or set (``Assignment`` subclass rows, with whatever
-``select_related`` the caller's page needs), and reads it in queue order (position, id) or in the order the work
-was finished; each read is one seek on one of the queue's partial indexes (``queue_indexes``).
+``queue_next``, ``queue_after``, ``queue_previous`` and ``queue_skipped`` take ``queue``, one worker's assignments
+in one round or set (``queue_of``, with whatever ``select_related`` the caller's page needs), and read it in queue
+order (position, id) or in the order the work was finished: each read is one seek on one of the queue's partial
+indexes (``annotation.queue.models.queue_indexes``).
 """
 
 from django.contrib.auth import get_user_model
