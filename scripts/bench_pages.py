@@ -171,7 +171,7 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
             )
         Review.objects.bulk_create(reviews, batch_size=5000)
         # Reviews written directly: fill in the stored counts the screening services keep.
-        screening_services.progress_recount(round=screening_round)
+        screening_services.round_recount(round=screening_round)
     open_prompts = [item for item in items if item.kind == "open_prompt"]
     ModelResponse.objects.bulk_create(
         [
@@ -228,7 +228,7 @@ def build(n: int, rng: random.Random, labels: int | None = None) -> None:
             batch_size=5000,
         )
     # Labels written directly: fill in the stored counts the labelling services keep.
-    labelling_services.progress_recount(comparison_set=comparison_set)
+    labelling_services.comparison_set_recount(comparison_set=comparison_set)
     finish(rng)
     print(f"built {n} items in {time.perf_counter() - started:.0f} s", flush=True)
 

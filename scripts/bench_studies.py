@@ -142,7 +142,7 @@ def build_calibration(
         batch_size=5000,
     )
     # Labels written directly: fill in the stored counts the labelling services keep.
-    labelling_services.progress_recount(comparison_set=comparison_set)
+    labelling_services.comparison_set_recount(comparison_set=comparison_set)
     prompt_set = calibration.judge_prompts_load_defaults(benchmark=benchmark)
     run = CalibrationRun.objects.create(
         name="bench calibration", comparison_set=comparison_set, combine_rule="facet_tie", created_by=researcher

@@ -9,9 +9,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Lower layers never import higher ones; apps on one layer do not import each other. The annotation stream's apps
 # live in the ``annotation`` package, so the top level reads as the pipeline: core -> llm -> annotation -> calibration
-# -> evaluation.
+# -> evaluation. ``annotation.queue`` (the work queue screening and labelling share) is a package, not an app, and
+# sits right above ``core``: it may import only ``core`` and Django.
 LAYERS = [
     "core",
+    "annotation.queue",
     "llm",
     "annotation.items",
     "annotation.screening",
@@ -22,6 +24,8 @@ LAYERS = [
     "demo",
 ]
 RANK = {app: n for n, app in enumerate(LAYERS)}
+# Layers that are packages of shared code, not Django apps: they have no ``apps.py``, models or tables of their own.
+PACKAGES = {"annotation.queue"}
 TOP_LEVEL = ["core", "llm", "annotation", "calibration", "evaluation", "demo"]
 MAX_LINES = 600
 CONVENTIONAL = {"models", "views", "api", "services", "selectors", "forms", "urls", "admin", "serializers", "tasks"}
@@ -54,8 +58,14 @@ def imported_apps(path: Path) -> set[tuple[str, int]]:
 
 
 def test_every_app_is_on_a_layer():
-    packages = {".".join(p.parent.relative_to(ROOT).parts) for p in ROOT.rglob("apps.py") if ".venv" not in p.parts}
-    assert packages == set(LAYERS)
+    apps = {".".join(p.parent.relative_to(ROOT).parts) for p in ROOT.rglob("apps.py") if ".venv" not in p.parts}
+    assert apps == set(LAYERS) - PACKAGES
+
+
+def test_every_package_of_the_annotation_stream_is_an_app_or_a_shared_package_on_a_layer():
+    packages = {f"annotation.{p.parent.name}" for p in (ROOT / "annotation").glob("*/__init__.py")}
+    assert packages == {layer for layer in LAYERS if layer.startswith("annotation.")}
+    assert not any((ROOT / package.replace(".", "/") / "apps.py").exists() for package in PACKAGES)
 
 
 def test_the_top_level_reads_as_the_pipeline():
@@ -109,3 +119,13 @@ def test_the_checker_sees_imports_inside_functions(tmp_path):
         ("annotation.items", 4),
         ("annotation.labelling", 5),
     }
+
+
+def test_screening_and_labelling_share_the_work_queue_and_do_not_import_each_other():
+    imports = {
+        app: {target for path in app_modules(app) for target, _line in imported_apps(path)}
+        for app in ("annotation.screening", "annotation.labelling")
+    }
+    assert all("annotation.queue" in targets for targets in imports.values())
+    assert "annotation.labelling" not in imports["annotation.screening"]
+    assert "annotation.screening" not in imports["annotation.labelling"]

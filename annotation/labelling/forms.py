@@ -4,7 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotation.items.models import Benchmark
-from annotation.labelling.selectors import eligible_labellers
+from annotation.queue.selectors import queue_workers
 from llm.models import Endpoint
 
 
@@ -29,7 +29,7 @@ class ComparisonSetForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.eligible = {str(u.pk): u for u in eligible_labellers()}
+        self.eligible = {str(u.pk): u for u in queue_workers(permission="labelling.label_comparisons")}
         self.fields["experts"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
 
 

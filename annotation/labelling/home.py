@@ -6,6 +6,7 @@ Registered with ``core.home`` (``annotation.labelling.apps``).
 from django.contrib.auth.models import AbstractBaseUser
 
 from annotation.labelling.models import ExpertProgress
+from annotation.queue.selectors import progress_figures
 from core import home
 
 
@@ -20,10 +21,7 @@ def labelling_sets(*, user: AbstractBaseUser) -> list[dict]:
         {
             "set_id": row["comparison_set_id"],
             "name": row["comparison_set__name"],
-            "done": row["labelled"],
-            "total": row["assigned"],
-            "left": row["assigned"] - row["labelled"],
-            "percent": round(100 * row["labelled"] / row["assigned"]),
+            **progress_figures(done=row["labelled"], total=row["assigned"]),
         }
         for row in rows
     ]

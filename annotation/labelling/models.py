@@ -5,6 +5,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from annotation.queue.models import Assignment, Progress, progress_index, progress_unique, queue_indexes
+
 LANGUAGE_CHOICES = [("en", _("English")), ("zh", _("Chinese"))]
 
 
@@ -112,8 +114,35 @@ class Comparison(models.Model):
         return f"{self.item_id} [{self.language}] {self.dimension_id}: {self.response_a_id} vs {self.response_b_id}"
 
 
-class LabelAssignment(models.Model):
-    """A comparison given to one expert, with the left/right order that expert sees."""
+class ExpertProgress(Progress):
+    """An expert's counts in one comparison set, kept by the labelling services as they label, skip and change.
+
+    Pages and the API read progress from here instead of counting assignments, so their cost does not grow with
+    the size of a set. ``annotation.labelling.services.comparison_set_recount`` rebuilds them from the assignments
+    and labels.
+    """
+
+    comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="expert_progress")
+    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    labelled = models.PositiveIntegerField(_("labelled"), default=0)
+    # Labels changed at least once.
+    changed = models.PositiveIntegerField(_("changed"), default=0)
+
+    class Meta:
+        constraints = [progress_unique(owner="comparison_set", worker="expert", name="one_progress_per_expert_and_set")]
+        indexes = [progress_index(owner="comparison_set", worker="expert", name="progress_by_expert")]
+        verbose_name = _("labelling progress")
+        verbose_name_plural = _("labelling progress")
+
+    def __str__(self) -> str:
+        return f"{self.comparison_set_id} · {self.expert_id}: {self.labelled}/{self.assigned}"
+
+
+class LabelAssignment(Assignment):
+    """A comparison given to one expert, with the left/right order that expert sees: their queue in the set."""
+
+    OWNER, WORKER, DONE_AT, DONE, CHANGE_FROM = "comparison_set", "expert", "labelled_at", "labelled", "reopened_at"
+    progress = ExpertProgress
 
     class Order(models.TextChoices):
         AB = "AB", _("A left, B right")
@@ -124,75 +153,23 @@ class LabelAssignment(models.Model):
     comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="+")
     expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="label_assignments")
     shown_order = models.CharField(max_length=2, choices=Order.choices)
-    position = models.PositiveIntegerField(default=0)
-    # When the expert labelled it (the label's creation), empty while open: the queue's partial index keys on it.
+    # When the expert labelled it (the label's creation), empty while open.
     labelled_at = models.DateTimeField(_("labelled at"), null=True, blank=True)
     first_viewed_at = models.DateTimeField(null=True, blank=True)
     # Set when the expert opens an assignment already labelled: a change is timed from then.
     reopened_at = models.DateTimeField(null=True, blank=True)
-    # Set when the expert puts the comparison aside; it moves to the end of their queue and stays theirs.
-    skipped_at = models.DateTimeField(_("skipped at"), null=True, blank=True)
 
     class Meta:
         ordering = ["expert", "position"]
         constraints = [
             models.UniqueConstraint(fields=["comparison", "expert"], name="one_assignment_per_expert_and_comparison")
         ]
-        indexes = [
-            # The expert's open queue in a set, in order: the next assignment is one index seek.
-            models.Index(
-                fields=["comparison_set", "expert", "position", "id"],
-                name="label_queue_open",
-                condition=Q(labelled_at__isnull=True),
-            ),
-            # The expert's labels in a set in the order given, for "previous" without sorting them.
-            models.Index(
-                fields=["comparison_set", "expert", "labelled_at", "id"],
-                name="label_queue_done",
-                condition=Q(labelled_at__isnull=False),
-            ),
-            # Put aside and not labelled yet: few, listed on the label page.
-            models.Index(
-                fields=["comparison_set", "expert", "position", "id"],
-                name="label_queue_skipped",
-                condition=Q(labelled_at__isnull=True, skipped_at__isnull=False),
-            ),
-            # Every assignment of an expert, by set and position (the API's list, the end of a queue).
-            models.Index(fields=["expert", "comparison_set", "position", "id"], name="label_queue_order"),
-        ]
+        indexes = queue_indexes(prefix="label", owner="comparison_set", worker="expert", done_at="labelled_at")
         verbose_name = _("labelling assignment")
         verbose_name_plural = _("labelling assignments")
 
     def __str__(self) -> str:
         return f"{self.comparison_id} → {self.expert_id} ({self.shown_order})"
-
-
-class ExpertProgress(models.Model):
-    """An expert's counts in one comparison set, kept by the labelling services as they label, skip and change.
-
-    Pages and the API read progress from here instead of counting assignments, so their cost does not grow with
-    the size of a set. ``annotation.labelling.services.progress_recount`` rebuilds them from the assignments and labels.
-    """
-
-    comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="expert_progress")
-    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    assigned = models.PositiveIntegerField(_("assigned"), default=0)
-    labelled = models.PositiveIntegerField(_("labelled"), default=0)
-    # Put aside and not labelled yet.
-    skipped = models.PositiveIntegerField(_("skipped"), default=0)
-    # Labels changed at least once.
-    changed = models.PositiveIntegerField(_("changed"), default=0)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["comparison_set", "expert"], name="one_progress_per_expert_and_set"),
-        ]
-        indexes = [models.Index(fields=["expert", "comparison_set"], name="progress_by_expert")]
-        verbose_name = _("labelling progress")
-        verbose_name_plural = _("labelling progress")
-
-    def __str__(self) -> str:
-        return f"{self.comparison_set_id} · {self.expert_id}: {self.labelled}/{self.assigned}"
 
 
 class ExpertLabel(models.Model):

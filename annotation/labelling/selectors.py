@@ -1,6 +1,5 @@
 """Reads of pairwise labelling shared by pages, the API and other apps: queues, progress, model names."""
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
@@ -16,6 +15,7 @@ from annotation.labelling.models import (
     ModelResponse,
 )
 from annotation.labelling.pairwise import anonymise, shown_choice
+from annotation.queue.selectors import queue_counts, queue_next, queue_of, worker_assignments
 
 
 def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
@@ -47,29 +47,38 @@ def label_assignment(*, comparison_set: ComparisonSet | int, pk: int) -> LabelAs
     )
 
 
+def expert_queue(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[LabelAssignment]:
+    """Return the expert's assignments in the set, in queue order: their queue for ``annotation.queue``'s reads
+    (next, previous, put aside)."""
+    return queue_of(model=LabelAssignment, owner=comparison_set, worker=expert)
+
+
 def label_next(
-    *, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | None = None
+    *, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int | LabelAssignment | None = None
 ) -> LabelAssignment | None:
-    """Return the expert's first unlabelled assignment in queue order, other than ``after``.
+    """Return the expert's next unlabelled assignment in queue order after ``after``, wrapping around
+    (``annotation.queue.selectors.queue_next``).
 
     A set in another order (active: ``calibration.allocation``, which records each draw) is served by the server
-    registered for it with ``annotation.labelling.serving``.
+    registered for it with ``annotation.labelling.serving``, which serves any unlabelled assignment but ``after``.
     """
     serve = serving.server(comparison_set.order)
     if serve is not None:
-        return serve(comparison_set=comparison_set, expert=expert, after=after)
-    pending = LabelAssignment.objects.filter(
-        comparison_set=comparison_set, expert=expert, labelled_at__isnull=True
-    ).order_by("position", "id")
-    if after is not None:
-        pending = pending.exclude(pk=after)
-    return pending.first()
+        return serve(comparison_set=comparison_set, expert=expert, after=getattr(after, "pk", after))
+    return queue_next(queue=expert_queue(comparison_set=comparison_set, expert=expert), after=after)
+
+
+def label_after(*, comparison_set: ComparisonSet, expert: AbstractBaseUser, after: int) -> LabelAssignment | None:
+    """Return where the expert goes on after ``after``: the next unlabelled assignment, or ``after`` itself when it
+    is the only one left (just put aside, it comes back now); None when their queue is done."""
+    return label_next(comparison_set=comparison_set, expert=expert, after=after) or label_next(
+        comparison_set=comparison_set, expert=expert
+    )
 
 
 def label_counts(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> dict[str, int]:
     """Return the expert's labelled (``done``), assigned (``total``) and put-aside unlabelled (``skipped``) ones."""
-    progress = expert_progress(comparison_set=comparison_set, expert=expert)
-    return {"done": progress["labelled"], "total": progress["assigned"], "skipped": progress["skipped"]}
+    return queue_counts(model=LabelAssignment, owner=comparison_set, worker=expert)
 
 
 MODEL_NAMES_TTL_SECONDS = 300
@@ -93,35 +102,6 @@ def _set_model_names(comparison_set: ComparisonSet) -> list[str]:
     return list(
         ModelResponse.objects.filter(used).order_by("model_name").values_list("model_name", flat=True).distinct()
     )
-
-
-def eligible_labellers() -> list[AbstractBaseUser]:
-    """Return the active users who may label comparisons (experts and lead experts), by username."""
-    users = get_user_model().objects.filter(is_active=True).order_by("username")
-    return [u for u in users if u.has_perm("labelling.label_comparisons")]
-
-
-def label_previous(
-    *, comparison_set: ComparisonSet, expert: AbstractBaseUser, before: LabelAssignment | None = None
-) -> LabelAssignment | None:
-    """Return the assignment the expert labelled last before ``before`` (in the order the labels were given).
-
-    Without ``before``, or when ``before`` is not labelled yet, return the expert's latest label in the set.
-    """
-    labelled = LabelAssignment.objects.filter(
-        comparison_set=comparison_set, expert=expert, labelled_at__isnull=False
-    ).order_by("-labelled_at", "-id")
-    moment = before.labelled_at if before is not None else None
-    if moment is not None:
-        labelled = labelled.filter(Q(labelled_at__lt=moment) | Q(labelled_at=moment, id__lt=before.pk))
-    return labelled.first()
-
-
-def skipped_assignments(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[LabelAssignment]:
-    """Return the comparisons the expert put aside and has not labelled yet, in queue order."""
-    return LabelAssignment.objects.filter(
-        comparison_set=comparison_set, expert=expert, skipped_at__isnull=False, labelled_at__isnull=True
-    ).order_by("position", "id")
 
 
 def expert_labels(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) -> QuerySet[ExpertLabel]:
@@ -179,20 +159,8 @@ def expert_progress(*, comparison_set: ComparisonSet, expert: AbstractBaseUser) 
 
 def expert_assignments(*, expert: AbstractBaseUser, comparison_set: int | None = None, state: str = "") -> QuerySet:
     """Return the expert's assignments in queue order; ``state`` is pending, labelled or skipped."""
-    assignments = (
-        LabelAssignment.objects.filter(expert=expert)
-        .select_related("comparison__item", "comparison__dimension")
-        .order_by("comparison_set_id", "position", "id")
-    )
-    if comparison_set is not None:
-        assignments = assignments.filter(comparison_set_id=comparison_set)
-    if state == "pending":
-        assignments = assignments.filter(labelled_at__isnull=True)
-    elif state == "labelled":
-        assignments = assignments.filter(labelled_at__isnull=False)
-    elif state == "skipped":
-        assignments = assignments.filter(labelled_at__isnull=True, skipped_at__isnull=False)
-    return assignments
+    mine = worker_assignments(model=LabelAssignment, worker=expert, owner=comparison_set, state=state)
+    return mine.select_related("comparison__item", "comparison__dimension")
 
 
 def blind_comparison(*, assignment: LabelAssignment) -> dict:

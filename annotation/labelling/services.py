@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -26,6 +26,7 @@ from annotation.labelling.models import (
     ModelResponse,
 )
 from annotation.labelling.pairwise import canonical_score
+from annotation.queue import services as queue
 from core.errors import ServiceError
 from core.inputs import NUL, nul_sentence
 from llm import collectors
@@ -242,36 +243,18 @@ def comparison_set_build(
     return comparison_set
 
 
-def _progress(assignment: LabelAssignment, **changes: int) -> None:
-    """Add to the expert's counts in the assignment's set (in the caller's transaction)."""
-    mine = ExpertProgress.objects.filter(comparison_set_id=assignment.comparison_set_id, expert_id=assignment.expert_id)
-    mine.update(**{field: F(field) + delta for field, delta in changes.items() if delta})
-
-
 @transaction.atomic
-def progress_recount(*, comparison_set: ComparisonSet) -> list[ExpertProgress]:
+def comparison_set_recount(*, comparison_set: ComparisonSet) -> list[ExpertProgress]:
     """Rebuild a set's stored counts (its size, each assignment's labelling time, each expert's progress) from its
     comparisons, assignments and labels; for data written without the services (bulk loads, repairs)."""
     comparison_set.size = Comparison.objects.filter(comparison_set=comparison_set).count()
     comparison_set.save(update_fields=["size"])
-    assignments = LabelAssignment.objects.filter(comparison__comparison_set=comparison_set)
-    assignments.update(comparison_set=comparison_set)
-    assignments.filter(label__isnull=True).exclude(labelled_at=None).update(labelled_at=None)
-    created = ExpertLabel.objects.filter(assignment=OuterRef("pk")).values("created_at")[:1]
-    assignments.filter(label__isnull=False).update(labelled_at=Subquery(created))
-    rows = (
-        LabelAssignment.objects.filter(comparison_set=comparison_set)
-        .values("expert_id")
-        .annotate(
-            assigned=Count("id"),
-            labelled=Count("labelled_at"),
-            skipped=Count("id", filter=Q(skipped_at__isnull=False, labelled_at__isnull=True)),
-            changed=Count("label", filter=Q(label__changed_at__isnull=False)),
-        )
-        .order_by()
+    return queue.progress_recount(
+        owner=comparison_set,
+        assignments=LabelAssignment.objects.filter(comparison__comparison_set=comparison_set),
+        done_at=Subquery(ExpertLabel.objects.filter(assignment=OuterRef("pk")).values("created_at")[:1]),
+        counts={"changed": Count("label", filter=Q(label__changed_at__isnull=False))},
     )
-    ExpertProgress.objects.filter(comparison_set=comparison_set).delete()
-    return ExpertProgress.objects.bulk_create(ExpertProgress(comparison_set=comparison_set, **row) for row in rows)
 
 
 class LabelConflict(ServiceError):
@@ -282,18 +265,13 @@ class LabelConflict(ServiceError):
 
 
 def _assignment(comparison: Comparison, expert: AbstractBaseUser) -> LabelAssignment:
-    # Locked, so that simultaneous submissions of one assignment take turns: each sees the label stored before it.
-    assignment = (
-        LabelAssignment.objects.select_for_update(of=("self",))
-        .select_related("comparison__comparison_set")
-        .filter(comparison=comparison, expert=expert)
-        .first()
+    """Lock the expert's assignment of the comparison, in an open set (the queue's locking rule): simultaneous
+    submissions of one assignment take turns, each seeing the label stored before it."""
+    return queue.assignment_lock(
+        assignments=LabelAssignment.objects.filter(comparison=comparison, expert=expert),
+        not_assigned=_("This comparison is not assigned to you."),
+        closed=_("This comparison set is closed; its labels can no longer change."),
     )
-    if assignment is None:
-        raise ValidationError(_("This comparison is not assigned to you."))
-    if not assignment.comparison.comparison_set.is_open:
-        raise ValidationError(_("This comparison set is closed; its labels can no longer change."))
-    return assignment
 
 
 def _verdict(assignment: LabelAssignment, *, winner: str, margin: int | None, rationale: str) -> int:
@@ -349,9 +327,7 @@ def label_submit(
     )
     label.full_clean()
     label.save()
-    LabelAssignment.objects.filter(pk=assignment.pk).update(labelled_at=label.created_at)
-    assignment.labelled_at = label.created_at
-    _progress(assignment, labelled=1, skipped=-1 if assignment.skipped_at else 0)
+    queue.assignment_finish(assignment=assignment, at=label.created_at)
     return label
 
 
@@ -383,17 +359,17 @@ def label_change(
         old_rationale=label.rationale,
         new_rationale=rationale.strip(),
         changed_by=expert,
-        seconds_spent=_seconds_since(assignment.reopened_at),
+        seconds_spent=queue.change_seconds(assignment=assignment),
     )
     change.full_clean()
     change.save()
     if label.changed_at is None:
-        _progress(assignment, changed=1)
+        queue.progress_add(assignment=assignment, changed=1)
     label.score, label.rationale, label.changed_at = score, rationale.strip(), timezone.now()
     label.full_clean()
     label.save(update_fields=["score", "rationale", "changed_at"])
     # A further change is timed from this one.
-    LabelAssignment.objects.filter(pk=assignment.pk).update(reopened_at=label.changed_at)
+    queue.change_restart(assignment=assignment, at=label.changed_at)
     return label
 
 
@@ -403,18 +379,7 @@ def label_skip(*, comparison: Comparison, expert: AbstractBaseUser) -> LabelAssi
     assignment = _assignment(comparison, expert)
     if ExpertLabel.objects.filter(assignment=assignment).exists():
         raise ValidationError(_("You already labelled this comparison; there is nothing to skip."))
-    last = (
-        LabelAssignment.objects.filter(comparison_set_id=assignment.comparison_set_id, expert=expert)
-        .order_by("-position", "-id")
-        .values_list("position", flat=True)
-        .first()
-    )
-    if assignment.skipped_at is None:
-        _progress(assignment, skipped=1)
-    assignment.position = (last or 0) + 1
-    assignment.skipped_at = timezone.now()
-    assignment.save(update_fields=["position", "skipped_at"])
-    return assignment
+    return queue.assignment_skip(assignment=assignment)
 
 
 @transaction.atomic
@@ -435,8 +400,7 @@ def assignment_mark_viewed(*, assignment: LabelAssignment) -> None:
         LabelAssignment.objects.filter(pk=assignment.pk, first_viewed_at=None).update(first_viewed_at=now)
         assignment.refresh_from_db(fields=["first_viewed_at"])
     if hasattr(assignment, "label"):
-        LabelAssignment.objects.filter(pk=assignment.pk).update(reopened_at=now)
-        assignment.reopened_at = now
+        queue.change_restart(assignment=assignment, at=now)
 
 
 RESPONSES_PURPOSE = "labelling.responses"

@@ -15,6 +15,7 @@ from annotation.labelling import services as comparisons
 from annotation.labelling.forms import ComparisonSetForm, GenerateForm
 from annotation.labelling.models import ComparisonSet
 from annotation.labelling.pairwise import anonymise, plus_string, shown_choice
+from annotation.queue.selectors import queue_previous, queue_skipped
 from core.permissions import permission_required
 from llm.models import Run
 
@@ -98,7 +99,7 @@ def label_next(request: HttpRequest, pk: int) -> HttpResponse:
     cs = get_object_or_404(ComparisonSet, pk=pk)
     if request.GET.get("last"):
         # Back to the label given last, to change it (the list offers this once the queue is done).
-        assignment = selectors.label_previous(comparison_set=cs, expert=request.user)
+        assignment = queue_previous(queue=selectors.expert_queue(comparison_set=cs, expert=request.user))
     else:
         assignment = selectors.label_next(comparison_set=cs, expert=request.user)
     if assignment is None:
@@ -123,10 +124,7 @@ def _not_assigned(request: HttpRequest) -> HttpResponse:
 
 def _after(request: HttpRequest, cs: ComparisonSet, assignment: int) -> HttpResponse:
     """Go on to the expert's next unlabelled comparison, or back to the sets when none is left."""
-    # Only the comparison just put aside may be left: then it comes back now.
-    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment) or selectors.label_next(
-        comparison_set=cs, expert=request.user
-    )
+    nxt = selectors.label_after(comparison_set=cs, expert=request.user, after=assignment)
     if nxt is None:
         messages.success(request, _("You have labelled every comparison assigned to you in this set."))
         return redirect("labelling:set-list")
@@ -184,11 +182,12 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     )
     counts = selectors.label_counts(comparison_set=cs, expert=request.user)
     done, total = counts["done"], counts["total"]
-    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj.pk)
-    previous = selectors.label_previous(comparison_set=cs, expert=request.user, before=assignment_obj)
+    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj)
+    mine = selectors.expert_queue(comparison_set=cs, expert=request.user)
+    previous = queue_previous(queue=mine, before=assignment_obj)
     skipped = (
         list(
-            selectors.skipped_assignments(comparison_set=cs, expert=request.user)
+            queue_skipped(queue=mine)
             .exclude(pk=assignment_obj.pk)
             .select_related("comparison__item", "comparison__dimension")[:SKIPPED_SHOWN]
         )

@@ -4,7 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotation.items.models import Benchmark, Item
-from annotation.screening import selectors
+from annotation.queue.selectors import queue_workers
 from annotation.screening.models import Criterion
 
 
@@ -33,6 +33,6 @@ class RoundOpenForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.eligible = {str(u.pk): u for u in selectors.eligible_reviewers()}
+        self.eligible = {str(u.pk): u for u in queue_workers(permission="screening.review_item")}
         self.fields["reviewers"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
         self.fields["criteria"].initial = list(Criterion.objects.filter(dimension=None))

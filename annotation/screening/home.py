@@ -14,6 +14,7 @@ from django.db.models import Count, F, Min, OuterRef, Subquery, Sum
 from django.utils.translation import get_language
 
 from annotation.items.models import Item
+from annotation.queue.selectors import progress_figures
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
 from core import home
 
@@ -96,10 +97,7 @@ def review_queue(*, user: AbstractBaseUser) -> list[dict]:
             "title": row["round__title"],
             "number": row["round__number"],
             "deadline": row["round__deadline"],
-            "done": row["submitted"],
-            "total": row["assigned"],
-            "left": row["assigned"] - row["submitted"],
-            "percent": round(100 * row["submitted"] / row["assigned"]),
+            **progress_figures(done=row["submitted"], total=row["assigned"]),
         }
         for row in rows
     ]

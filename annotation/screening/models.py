@@ -6,6 +6,8 @@ from django.db.models import Q
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from annotation.queue.models import Assignment, Progress, progress_index, progress_unique, queue_indexes
+
 DECISIONS = [("accept", _("accept")), ("revise", _("revise")), ("reject", _("reject"))]
 
 
@@ -134,83 +136,58 @@ class RoundItem(models.Model):
         return f"{self.round} · {self.item_id}"
 
 
-class ReviewAssignment(models.Model):
-    round_item = models.ForeignKey(RoundItem, on_delete=models.CASCADE, related_name="assignments")
-    # The item's round, repeated here so that a reviewer's queue in a round is one index range.
-    round = models.ForeignKey(ScreeningRound, on_delete=models.CASCADE, related_name="+")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_assignments")
-    position = models.PositiveIntegerField(default=0)
-    # When the review was submitted (a submitted review stays submitted), empty while open: the queue's partial
-    # indexes key on it.
-    submitted_at = models.DateTimeField(_("submitted at"), null=True, blank=True)
-    # Set on every view of the page: changing a submitted review is timed from the last view.
-    viewed_at = models.DateTimeField(null=True, blank=True)
-    # Set when the reviewer puts the item aside; it moves to the end of their queue and stays theirs.
-    skipped_at = models.DateTimeField(_("skipped at"), null=True, blank=True)
-
-    class Meta:
-        ordering = ["reviewer", "position"]
-        constraints = [
-            models.UniqueConstraint(fields=["round_item", "reviewer"], name="one_assignment_per_reviewer_and_item")
-        ]
-        indexes = [
-            # The reviewer's open queue in a round, in order: the next assignment is one index seek.
-            models.Index(
-                fields=["round", "reviewer", "position", "id"],
-                name="review_queue_open",
-                condition=Q(submitted_at__isnull=True),
-            ),
-            # The reviewer's submitted reviews in the order given, for "previous" without sorting them.
-            models.Index(
-                fields=["round", "reviewer", "submitted_at", "id"],
-                name="review_queue_done",
-                condition=Q(submitted_at__isnull=False),
-            ),
-            # Put aside and not submitted yet: few, listed on the review page.
-            models.Index(
-                fields=["round", "reviewer", "position", "id"],
-                name="review_queue_skipped",
-                condition=Q(submitted_at__isnull=True, skipped_at__isnull=False),
-            ),
-            # Every assignment of a reviewer, by round and position (the API's list, the end of a queue).
-            models.Index(fields=["reviewer", "round", "position", "id"], name="review_queue_order"),
-        ]
-        verbose_name = _("review assignment")
-        verbose_name_plural = _("review assignments")
-
-    def __str__(self) -> str:
-        return f"{self.round_item} → {self.reviewer}"
-
-
-class ReviewerProgress(models.Model):
+class ReviewerProgress(Progress):
     """A reviewer's counts in one round, kept by the screening services as they submit and skip.
 
     Pages and the API read progress from here instead of counting assignments, so their cost does not grow with
-    the size of a round. ``annotation.screening.services.progress_recount`` rebuilds them from the assignments and
+    the size of a round. ``annotation.screening.services.round_recount`` rebuilds them from the assignments and
     reviews.
     """
 
     round = models.ForeignKey(ScreeningRound, on_delete=models.CASCADE, related_name="reviewer_progress")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    assigned = models.PositiveIntegerField(_("assigned"), default=0)
     submitted = models.PositiveIntegerField(_("submitted"), default=0)
-    # Put aside and not submitted yet.
-    skipped = models.PositiveIntegerField(_("skipped"), default=0)
     # Once the round is closed: the reviewer's submitted reviews of items that got a decision (at closing or by
     # adjudication), and how many of them agree with it.
     decided = models.PositiveIntegerField(_("decided"), default=0)
     agreed = models.PositiveIntegerField(_("agreed"), default=0)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["round", "reviewer"], name="one_progress_per_reviewer_and_round"),
-        ]
-        indexes = [models.Index(fields=["reviewer", "round"], name="progress_by_reviewer")]
+        constraints = [progress_unique(owner="round", worker="reviewer", name="one_progress_per_reviewer_and_round")]
+        indexes = [progress_index(owner="round", worker="reviewer", name="progress_by_reviewer")]
         verbose_name = _("review progress")
         verbose_name_plural = _("review progress")
 
     def __str__(self) -> str:
         return f"{self.round_id} · {self.reviewer_id}: {self.submitted}/{self.assigned}"
+
+
+class ReviewAssignment(Assignment):
+    """An item of a round given to one reviewer: their queue in the round (``annotation.queue``)."""
+
+    OWNER, WORKER, DONE_AT, DONE, CHANGE_FROM = "round", "reviewer", "submitted_at", "submitted", "viewed_at"
+    progress = ReviewerProgress
+
+    round_item = models.ForeignKey(RoundItem, on_delete=models.CASCADE, related_name="assignments")
+    # The item's round, repeated here so that a reviewer's queue in a round is one index range.
+    round = models.ForeignKey(ScreeningRound, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_assignments")
+    # When the review was submitted (a submitted review stays submitted), empty while open.
+    submitted_at = models.DateTimeField(_("submitted at"), null=True, blank=True)
+    # Set on every view of the page: changing a submitted review is timed from the last view.
+    viewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["reviewer", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["round_item", "reviewer"], name="one_assignment_per_reviewer_and_item")
+        ]
+        indexes = queue_indexes(prefix="review", owner="round", worker="reviewer", done_at="submitted_at")
+        verbose_name = _("review assignment")
+        verbose_name_plural = _("review assignments")
+
+    def __str__(self) -> str:
+        return f"{self.round_item} → {self.reviewer}"
 
 
 class Review(models.Model):

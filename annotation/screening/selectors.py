@@ -4,7 +4,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db import connection
@@ -27,6 +26,7 @@ from django.db.models.functions import Cast, Coalesce, Extract
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from annotation.queue.selectors import queue_after, queue_counts, queue_next, queue_of, worker_assignments
 from annotation.screening.agreement import nominal_alpha
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
 
@@ -81,11 +81,10 @@ def round_item_reviews(*, round_item: RoundItem) -> list[tuple[AbstractBaseUser,
 
 
 def reviewer_queue(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
-    """Return the reviewer's assignments in this round, in queue order."""
-    return (
-        ReviewAssignment.objects.filter(round=round, reviewer=reviewer)
-        .select_related("round_item__item", "round_item__revision", "review")
-        .order_by("position", "id")
+    """Return the reviewer's assignments in this round, in queue order: their queue for ``annotation.queue``'s
+    reads (next, previous, put aside)."""
+    return queue_of(model=ReviewAssignment, owner=round, worker=reviewer).select_related(
+        "round_item__item", "round_item__revision", "review"
     )
 
 
@@ -98,38 +97,19 @@ def reviewer_progress(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> t
 def reviewer_counts(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> dict[str, int]:
     """Return the reviewer's submitted (``done``), assigned (``total``) and put-aside pending (``skipped``) items,
     as stored (``ReviewerProgress``), not counted."""
-    row = (
-        ReviewerProgress.objects.filter(round=round, reviewer=reviewer)
-        .values("submitted", "assigned", "skipped")
-        .first()
-    )
-    row = row or {"submitted": 0, "assigned": 0, "skipped": 0}
-    return {"done": row["submitted"], "total": row["assigned"], "skipped": row["skipped"]}
+    return queue_counts(model=ReviewAssignment, owner=round, worker=reviewer)
 
 
 def next_assignment(
     *, round: ScreeningRound, reviewer: AbstractBaseUser, after: int | ReviewAssignment | None = None
 ) -> ReviewAssignment | None:
-    """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around).
+    """Return the reviewer's next unsubmitted assignment (after the given one, wrapping around: ``queue_next``)."""
+    return queue_next(queue=reviewer_queue(round=round, reviewer=reviewer), after=after)
 
-    When ``after`` is not itself pending (it was just submitted), the queue starts again from the top. ``after`` may
-    be the assignment as read (no query for it) or its id (read again, for a caller that just changed it). Each read is
-    one seek on the open queue's partial index: the first pending assignment after ``after``, and only at the end
-    of the queue the first one from the top.
-    """
-    pending = reviewer_queue(round=round, reviewer=reviewer).filter(submitted_at__isnull=True)
-    if after is None:
-        return pending.first()
-    if isinstance(after, ReviewAssignment):
-        current = after
-    else:
-        current = ReviewAssignment.objects.filter(pk=after).only("position", "submitted_at").first()
-    if current is not None and current.submitted_at is None:
-        later = Q(position__gt=current.position) | Q(position=current.position, id__gt=current.pk)
-        nxt = pending.filter(later).first()
-        if nxt is not None:
-            return nxt
-    return pending.exclude(pk=getattr(after, "pk", after)).first()
+
+def assignment_after(*, round: ScreeningRound, reviewer: AbstractBaseUser, after: int) -> ReviewAssignment | None:
+    """Return where the reviewer goes on after ``after`` (``queue_after``); None when their queue is done."""
+    return queue_after(queue=reviewer_queue(round=round, reviewer=reviewer), after=after)
 
 
 def _submitted(assignment: ReviewAssignment) -> bool:
@@ -298,33 +278,6 @@ def _alpha(*, round: ScreeningRound, reviewers: int, decisions: dict) -> tuple[f
     return nominal_alpha(patterns), ""
 
 
-def eligible_reviewers() -> list[AbstractBaseUser]:
-    """Return active users who may review (experts, lead experts, admins)."""
-    users = get_user_model().objects.filter(is_active=True).order_by("username")
-    return [u for u in users if u.has_perm("screening.review_item")]
-
-
-def previous_review(
-    *, round: ScreeningRound, reviewer: AbstractBaseUser, before: ReviewAssignment | None = None
-) -> ReviewAssignment | None:
-    """Return the assignment the reviewer submitted last before ``before`` (in the order the reviews were submitted).
-
-    Without ``before``, or when ``before`` is not submitted yet, return the reviewer's latest submitted review.
-    """
-    submitted = ReviewAssignment.objects.filter(round=round, reviewer=reviewer, submitted_at__isnull=False).order_by(
-        "-submitted_at", "-id"
-    )
-    moment = before.submitted_at if before is not None else None
-    if moment is not None:
-        submitted = submitted.filter(Q(submitted_at__lt=moment) | Q(submitted_at=moment, id__lt=before.pk))
-    return submitted.first()
-
-
-def skipped_reviews(*, round: ScreeningRound, reviewer: AbstractBaseUser) -> QuerySet[ReviewAssignment]:
-    """Return the items the reviewer put aside and has not submitted yet, in queue order."""
-    return reviewer_queue(round=round, reviewer=reviewer).filter(skipped_at__isnull=False, submitted_at__isnull=True)
-
-
 def round_item_list(*, round: ScreeningRound, outcome: str = "", dimension: str = "", kind: str = "") -> QuerySet:
     """Return the round's items by uid, filtered by outcome, dimension code and kind, with submitted review counts."""
     items = round_items(round=round).annotate(
@@ -357,17 +310,5 @@ def round_list(*, user: AbstractBaseUser, status: str = "", benchmark: str = "")
 
 def reviewer_assignments(*, reviewer: AbstractBaseUser, round: int | None = None, state: str = "") -> QuerySet:
     """Return the reviewer's assignments in queue order; ``state`` is pending, submitted or skipped."""
-    assignments = (
-        ReviewAssignment.objects.filter(reviewer=reviewer)
-        .select_related("round_item__item", "review")
-        .order_by("round_id", "position", "id")
-    )
-    if round is not None:
-        assignments = assignments.filter(round_id=round)
-    if state == "pending":
-        assignments = assignments.filter(submitted_at__isnull=True)
-    elif state == "submitted":
-        assignments = assignments.filter(submitted_at__isnull=False)
-    elif state == "skipped":
-        assignments = assignments.filter(skipped_at__isnull=False, submitted_at__isnull=True)
-    return assignments
+    mine = worker_assignments(model=ReviewAssignment, worker=reviewer, owner=round, state=state)
+    return mine.select_related("round_item__item", "review")

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from annotation.items import selectors
 from annotation.items.models import Benchmark, Item, StatusDecision
 from annotation.items.services import item_status_decide
+from annotation.queue import services as queue
 from annotation.screening.models import (
     Criterion,
     Review,
@@ -137,12 +138,12 @@ def round_open(
 
 
 def _assignment_for(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> ReviewAssignment:
-    if not round_item.round.is_open:
-        raise ValidationError(_("This round is closed; reviews can no longer change."))
-    assignment = ReviewAssignment.objects.filter(round_item=round_item, reviewer=reviewer).first()
-    if assignment is None:
-        raise ValidationError(_("You are not assigned to review this item in this round."))
-    return assignment
+    """Lock the reviewer's assignment of the item, in an open round (the queue's locking rule)."""
+    return queue.assignment_lock(
+        assignments=ReviewAssignment.objects.filter(round_item=round_item, reviewer=reviewer),
+        not_assigned=_("You are not assigned to review this item in this round."),
+        closed=_("This round is closed; reviews can no longer change."),
+    )
 
 
 def _clean_scores(round_item: RoundItem, scores: dict) -> dict:
@@ -174,13 +175,13 @@ def _clean_scores(round_item: RoundItem, scores: dict) -> dict:
     return cleaned
 
 
-def _open_review(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> Review:
-    """Lock the reviewer's review of this item (created as a draft if new); refuse once it is submitted."""
+def _open_review(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> tuple[ReviewAssignment, Review]:
+    """Lock the reviewer's assignment and review of this item (created as a draft if new); refuse once submitted."""
     assignment = _assignment_for(round_item=round_item, reviewer=reviewer)
     review, _created = Review.objects.select_for_update().get_or_create(assignment=assignment)
     if review.status == Review.Status.SUBMITTED:
         raise ValidationError(_("You already reviewed this item in this round."))
-    return review
+    return assignment, review
 
 
 @transaction.atomic
@@ -188,7 +189,7 @@ def review_save_draft(
     *, round_item: RoundItem, reviewer: AbstractBaseUser, scores: dict, decision: str = "", comment: str = ""
 ) -> Review:
     """Autosave a reviewer's unfinished review (never visible to other reviewers)."""
-    review = _open_review(round_item=round_item, reviewer=reviewer)
+    _assignment, review = _open_review(round_item=round_item, reviewer=reviewer)
     review.scores = _clean_scores(round_item, scores)
     review.decision = decision if decision in ("accept", "revise", "reject") else ""
     review.comment = comment
@@ -221,7 +222,7 @@ def review_submit(
     *, round_item: RoundItem, reviewer: AbstractBaseUser, scores: dict, decision: str, comment: str = ""
 ) -> Review:
     """Submit a final review: every applicable criterion scored and a decision taken."""
-    review = _open_review(round_item=round_item, reviewer=reviewer)
+    assignment, review = _open_review(round_item=round_item, reviewer=reviewer)
     review.scores, review.decision, review.comment = _validated(
         round_item, scores=scores, decision=decision, comment=comment
     )
@@ -229,43 +230,27 @@ def review_submit(
     review.submitted_at = timezone.now()
     review.full_clean()
     review.save()
-    assignment = ReviewAssignment.objects.select_for_update().get(pk=review.assignment_id)
-    ReviewAssignment.objects.filter(pk=assignment.pk).update(submitted_at=review.submitted_at)
-    _progress(assignment, submitted=1, skipped=-1 if assignment.skipped_at else 0)
+    queue.assignment_finish(assignment=assignment, at=review.submitted_at)
     return review
 
 
-def _progress(assignment: ReviewAssignment, **changes: int) -> None:
-    """Add to the reviewer's counts in the assignment's round (in the caller's transaction)."""
-    mine = ReviewerProgress.objects.filter(round_id=assignment.round_id, reviewer_id=assignment.reviewer_id)
-    mine.update(**{field: F(field) + delta for field, delta in changes.items() if delta})
-
-
 @transaction.atomic
-def progress_recount(*, round: ScreeningRound) -> list[ReviewerProgress]:
+def round_recount(*, round: ScreeningRound) -> list[ReviewerProgress]:
     """Rebuild a round's stored counts (its size, each assignment's submission time, each reviewer's progress) from
     its items, assignments and reviews; for data written without the services (bulk loads, repairs)."""
     round.size = RoundItem.objects.filter(round=round).count()
     round.save(update_fields=["size"])
-    assignments = ReviewAssignment.objects.filter(round_item__round=round)
-    assignments.update(round=round)
     submitted = Review.objects.filter(assignment=OuterRef("pk"), status=Review.Status.SUBMITTED)
-    assignments.update(submitted_at=Subquery(submitted.values("submitted_at")[:1]))
     decided = Q(submitted_at__isnull=False, round_item__outcome__in=DECIDED)
-    rows = (
-        ReviewAssignment.objects.filter(round=round)
-        .values("reviewer_id")
-        .annotate(
-            assigned=Count("id"),
-            submitted=Count("submitted_at"),
-            skipped=Count("id", filter=Q(skipped_at__isnull=False, submitted_at__isnull=True)),
-            decided=Count("id", filter=decided),
-            agreed=Count("id", filter=decided & Q(review__decision=F("round_item__outcome"))),
-        )
-        .order_by()
+    return queue.progress_recount(
+        owner=round,
+        assignments=ReviewAssignment.objects.filter(round_item__round=round),
+        done_at=Subquery(submitted.values("submitted_at")[:1]),
+        counts={
+            "decided": Count("id", filter=decided),
+            "agreed": Count("id", filter=decided & Q(review__decision=F("round_item__outcome"))),
+        },
     )
-    ReviewerProgress.objects.filter(round=round).delete()
-    return ReviewerProgress.objects.bulk_create(ReviewerProgress(round=round, **row) for row in rows)
 
 
 def _review_values(review: Review) -> dict:
@@ -289,9 +274,7 @@ def review_change(
     old = _review_values(review)
     if new == old:
         return review
-    seconds = None
-    if assignment.viewed_at:
-        seconds = max(0, int((timezone.now() - assignment.viewed_at).total_seconds()))
+    seconds = queue.change_seconds(assignment=assignment)
     change = ReviewChange(review=review, old=old, new=new, changed_by=reviewer, seconds_spent=seconds)
     change.full_clean()
     change.save()
@@ -300,7 +283,7 @@ def review_change(
     review.full_clean()
     review.save()
     # A further change is timed from this one.
-    ReviewAssignment.objects.filter(pk=assignment.pk).update(viewed_at=review.changed_at)
+    queue.change_restart(assignment=assignment, at=review.changed_at)
     return review
 
 
@@ -308,28 +291,14 @@ def review_change(
 def review_skip(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> ReviewAssignment:
     """Put an item aside: it moves to the end of the reviewer's queue in the round and stays assigned to them."""
     assignment = _assignment_for(round_item=round_item, reviewer=reviewer)
-    assignment = ReviewAssignment.objects.select_for_update().get(pk=assignment.pk)
     if Review.objects.filter(assignment=assignment, status=Review.Status.SUBMITTED).exists():
         raise ValidationError(_("You already reviewed this item; there is nothing to skip."))
-    last = (
-        ReviewAssignment.objects.filter(round_id=round_item.round_id, reviewer=reviewer)
-        .order_by("-position", "-id")
-        .values_list("position", flat=True)
-        .first()
-    )
-    if assignment.skipped_at is None:
-        _progress(assignment, skipped=1)
-    assignment.position = (last or 0) + 1
-    assignment.skipped_at = timezone.now()
-    assignment.save(update_fields=["position", "skipped_at"])
-    return assignment
+    return queue.assignment_skip(assignment=assignment)
 
 
 def review_mark_viewed(*, assignment: ReviewAssignment) -> None:
     """Note when the reviewer last opened the item, to time a change of their review."""
-    now = timezone.now()
-    ReviewAssignment.objects.filter(pk=assignment.pk).update(viewed_at=now)
-    assignment.viewed_at = now
+    queue.change_restart(assignment=assignment, at=timezone.now())
 
 
 _OUTCOME_STATUS = {

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.items.pagination import IdsFirstPaginator
 from annotation.items.selectors import item_languages
+from annotation.queue.selectors import queue_previous, queue_skipped
 from annotation.screening import selectors
 from annotation.screening import services as screening
 from annotation.screening.forms import RoundOpenForm
@@ -120,10 +121,7 @@ def _denied(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _after(request: HttpRequest, round: ScreeningRound, assignment: int) -> HttpResponse:
     """Go on to the reviewer's next unsubmitted item, or to the round when the queue is done."""
-    # Only the item just put aside may be left: then it comes back now.
-    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment) or selectors.next_assignment(
-        round=round, reviewer=request.user
-    )
+    nxt = selectors.assignment_after(round=round, reviewer=request.user, after=assignment)
     if nxt is None:
         messages.success(request, _("Your queue for this round is done. Thank you!"))
         return redirect("screening:round-detail", pk=round.pk)
@@ -172,8 +170,9 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     counts = selectors.reviewer_counts(round=round, reviewer=request.user)
     done, total = counts["done"], counts["total"]
     nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment_obj)
-    previous = selectors.previous_review(round=round, reviewer=request.user, before=assignment_obj)
-    put_aside = selectors.skipped_reviews(round=round, reviewer=request.user).exclude(pk=assignment_obj.pk)
+    mine = selectors.reviewer_queue(round=round, reviewer=request.user)
+    previous = queue_previous(queue=mine, before=assignment_obj)
+    put_aside = queue_skipped(queue=mine).exclude(pk=assignment_obj.pk)
     skipped = list(put_aside[:SKIPPED_SHOWN]) if counts["skipped"] else []
     return render(
         request,

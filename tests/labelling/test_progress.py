@@ -13,6 +13,7 @@ from annotation.items.models import Benchmark
 from annotation.labelling import selectors
 from annotation.labelling import services as comparisons
 from annotation.labelling.models import ComparisonSet, ExpertLabel, ExpertProgress, LabelAssignment
+from annotation.queue.selectors import queue_previous, queue_skipped
 
 pytestmark = pytest.mark.django_db
 
@@ -72,7 +73,7 @@ def test_progress_equals_a_recount_after_any_sequence_of_labels_skips_and_change
         assert a.labelled_at == (a.label.created_at if hasattr(a, "label") else None)
     # A recount (for data written without the services) gives the same rows.
     before = stored(cs)
-    comparisons.progress_recount(comparison_set=cs)
+    comparisons.comparison_set_recount(comparison_set=cs)
     assert stored(cs) == before
 
 
@@ -87,15 +88,15 @@ def test_queue_serves_in_position_order_then_put_aside_ones_and_previous_goes_ba
     comparisons.label_submit(comparison=second.comparison, expert=expert, winner="left", margin=1)
     # Previous follows the order the labels were given (second after third), not the queue.
     second.refresh_from_db()
-    assert selectors.label_previous(comparison_set=cs, expert=expert) == second
-    assert selectors.label_previous(comparison_set=cs, expert=expert, before=second).pk == third.pk
+    assert queue_previous(queue=selectors.expert_queue(comparison_set=cs, expert=expert)) == second
+    assert queue_previous(queue=selectors.expert_queue(comparison_set=cs, expert=expert), before=second).pk == third.pk
     rest = queue[3:]
     for a in rest:
         assert selectors.label_next(comparison_set=cs, expert=expert) == a
         comparisons.label_submit(comparison=a.comparison, expert=expert, winner="tie", margin=None)
     # The comparison put aside comes last.
     assert selectors.label_next(comparison_set=cs, expert=expert) == first
-    assert list(selectors.skipped_assignments(comparison_set=cs, expert=expert)) == [first]
+    assert list(queue_skipped(queue=selectors.expert_queue(comparison_set=cs, expert=expert))) == [first]
     assert selectors.label_counts(comparison_set=cs, expert=expert) == {
         "done": len(queue) - 1,
         "total": len(queue),

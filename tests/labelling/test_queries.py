@@ -39,7 +39,7 @@ def bulk_set(*, n: int, experts: list, name: str) -> ComparisonSet:
     ExpertLabel.objects.bulk_create(
         ExpertLabel(assignment=a, score=1, shown_order="AB") for a in assignments if a.position < n - 2
     )
-    services.progress_recount(comparison_set=cs)
+    services.comparison_set_recount(comparison_set=cs)
     return cs
 
 
@@ -76,5 +76,5 @@ def test_the_next_comparison_is_the_first_unlabelled_one_in_queue_order(taxonomy
     assert label_next(comparison_set=cs, expert=experts[0], after=queue[4].pk) == queue[5]
     ExpertLabel.objects.create(assignment=queue[4], score=0, shown_order="AB")
     ExpertLabel.objects.create(assignment=queue[5], score=0, shown_order="AB")
-    services.progress_recount(comparison_set=cs)
+    services.comparison_set_recount(comparison_set=cs)
     assert label_next(comparison_set=cs, expert=experts[0]) is None

@@ -11,6 +11,7 @@ from annotation.labelling import selectors
 from annotation.labelling import services as comparisons
 from annotation.labelling.models import ExpertLabel, LabelAssignment, LabelChange
 from annotation.labelling.pairwise import canonical_score
+from annotation.queue.selectors import queue_previous, queue_skipped
 
 pytestmark = pytest.mark.django_db
 
@@ -74,13 +75,13 @@ def test_skip_moves_the_comparison_to_the_end_and_keeps_it_assigned(pair):
     first, *rest = queue(cs, expert)
     comparisons.label_skip(comparison=first.comparison, expert=expert)
     assert selectors.label_next(comparison_set=cs, expert=expert) == rest[0]
-    assert list(selectors.skipped_assignments(comparison_set=cs, expert=expert)) == [first]
+    assert list(queue_skipped(queue=selectors.expert_queue(comparison_set=cs, expert=expert))) == [first]
     assert LabelAssignment.objects.filter(comparison=first.comparison).count() == 2
     for assignment in rest:
         comparisons.label_submit(comparison=assignment.comparison, expert=expert, winner="tie", margin=None)
     assert selectors.label_next(comparison_set=cs, expert=expert) == first
     comparisons.label_submit(comparison=first.comparison, expert=expert, winner="tie", margin=None)
-    assert not selectors.skipped_assignments(comparison_set=cs, expert=expert).exists()
+    assert not queue_skipped(queue=selectors.expert_queue(comparison_set=cs, expert=expert)).exists()
     with pytest.raises(ValidationError, match="nothing to skip"):
         comparisons.label_skip(comparison=first.comparison, expert=expert)
 
@@ -91,17 +92,19 @@ def test_previous_follows_the_order_the_labels_were_given(pair):
     for assignment in (c, a, b):
         comparisons.label_submit(comparison=assignment.comparison, expert=expert, winner="tie", margin=None)
     fresh = selectors.label_assignment(comparison_set=cs, pk=b.pk)
-    assert selectors.label_previous(comparison_set=cs, expert=expert) == b
-    assert selectors.label_previous(comparison_set=cs, expert=expert, before=fresh) == a
+    assert queue_previous(queue=selectors.expert_queue(comparison_set=cs, expert=expert)) == b
+    assert queue_previous(queue=selectors.expert_queue(comparison_set=cs, expert=expert), before=fresh) == a
     assert (
-        selectors.label_previous(
-            comparison_set=cs, expert=expert, before=selectors.label_assignment(comparison_set=cs, pk=a.pk)
+        queue_previous(
+            queue=selectors.expert_queue(comparison_set=cs, expert=expert),
+            before=selectors.label_assignment(comparison_set=cs, pk=a.pk),
         )
         == c
     )
     assert (
-        selectors.label_previous(
-            comparison_set=cs, expert=expert, before=selectors.label_assignment(comparison_set=cs, pk=c.pk)
+        queue_previous(
+            queue=selectors.expert_queue(comparison_set=cs, expert=expert),
+            before=selectors.label_assignment(comparison_set=cs, pk=c.pk),
         )
         is None
     )

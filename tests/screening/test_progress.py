@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from annotation.queue.selectors import queue_previous
 from annotation.screening import selectors
 from annotation.screening import services as screening
 from annotation.screening.models import ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
@@ -74,7 +75,7 @@ def test_progress_equals_a_recount_after_any_sequence_of_reviews_and_skips(seed,
         review = getattr(a, "review", None)
         assert a.submitted_at == (review.submitted_at if review and review.status == "submitted" else None)
     before = stored(round)
-    screening.progress_recount(round=round)
+    screening.round_recount(round=round)
     assert stored(round) == before
     # Closing stores each reviewer's agreement with the decisions; adjudicating a conflict adds to it.
     assert set(agreement(round).values()) == {(0, 0)}
@@ -86,7 +87,7 @@ def test_progress_equals_a_recount_after_any_sequence_of_reviews_and_skips(seed,
         screening.round_item_adjudicate(round_item=conflict, user=lead, decision="accept")
         assert agreement(round) == agreement_counted(round)
     recounted = agreement(round)
-    screening.progress_recount(round=round)
+    screening.round_recount(round=round)
     assert agreement(round) == recounted
 
 
@@ -110,8 +111,8 @@ def test_the_queue_goes_on_after_the_current_item_wraps_around_and_previous_foll
     screening.review_submit(round_item=first.round_item, reviewer=reviewer, scores=REVIEW_SCORES, decision="accept")
     first.refresh_from_db()
     second.refresh_from_db()
-    assert selectors.previous_review(round=round, reviewer=reviewer) == first
-    assert selectors.previous_review(round=round, reviewer=reviewer, before=first) == second
+    assert queue_previous(queue=selectors.reviewer_queue(round=round, reviewer=reviewer)) == first
+    assert queue_previous(queue=selectors.reviewer_queue(round=round, reviewer=reviewer), before=first) == second
     assert selectors.reviewer_counts(round=round, reviewer=reviewer) == {"done": 2, "total": len(queue), "skipped": 0}
 
 

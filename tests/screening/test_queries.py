@@ -38,7 +38,7 @@ def bulk_round(*, n: int, lead: object, reviewers: list, number: int) -> Screeni
         for a in assignments
         if a.reviewer_id != reviewers[2].pk
     )
-    services.progress_recount(round=round)
+    services.round_recount(round=round)
     return round
 
 
@@ -106,5 +106,5 @@ def test_the_next_review_follows_the_queue_and_wraps_around(taxonomy, lead, team
     assert next_assignment(round=round, reviewer=lead, after=queue[1].pk) == queue[2]
     assert next_assignment(round=round, reviewer=lead, after=queue[3].pk) == queue[0]
     Review.objects.create(assignment=queue[0], status="submitted", decision="accept", submitted_at=timezone.now())
-    services.progress_recount(round=round)
+    services.round_recount(round=round)
     assert next_assignment(round=round, reviewer=lead, after=queue[0].pk) == queue[1]
