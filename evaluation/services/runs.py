@@ -15,6 +15,7 @@ from calibration.models import CombineRule, Judge
 from calibration.services import primary_judge
 from evaluation import prompts
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse
+from evaluation.progress import RUNNING_PHASES
 from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
 from evaluation.services.common import EVALUATION_PURPOSE, release_entries
 from evaluation.services.judging import adaptive_next, round_robin, start_judging
@@ -394,4 +395,42 @@ def evaluation_run_cancel(*, run: EvaluationRun) -> EvaluationRun:
     for link in run.llm_runs.select_related("llm_run"):
         if link.llm_run.status not in Run.FINISHED:
             llm_services.run_cancel(run=link.llm_run)
+    return run
+
+
+def _running_locked(run: EvaluationRun) -> EvaluationRun:
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    if run.phase not in RUNNING_PHASES:
+        raise ValidationError(
+            _("Only a running evaluation can be paused or resumed; this one is %(phase)s.")
+            % {"phase": run.get_phase_display()}
+        )
+    return run
+
+
+@transaction.atomic
+def evaluation_run_pause(*, run: EvaluationRun) -> EvaluationRun:
+    """Pause every queued or running LLM run of a running evaluation; what is in flight finishes."""
+    run = _running_locked(run)
+    paused = 0
+    for link in run.llm_runs.select_related("llm_run"):
+        if link.llm_run.can_become(Run.Status.PAUSED):
+            llm_services.run_pause(run=link.llm_run)
+            paused += 1
+    if not paused:
+        raise ValidationError(_("Nothing of this evaluation is queued or running; there is nothing to pause."))
+    return run
+
+
+@transaction.atomic
+def evaluation_run_resume(*, run: EvaluationRun) -> EvaluationRun:
+    """Queue the paused LLM runs of a running evaluation again; done work is kept."""
+    run = _running_locked(run)
+    resumed = 0
+    for link in run.llm_runs.select_related("llm_run"):
+        if link.llm_run.status == Run.Status.PAUSED:
+            llm_services.run_resume(run=link.llm_run)
+            resumed += 1
+    if not resumed:
+        raise ValidationError(_("No part of this evaluation is paused; there is nothing to resume."))
     return run
