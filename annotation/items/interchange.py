@@ -15,7 +15,7 @@ from core.canonical import canonical_json
 from core.inputs import InputRefused, parse_json
 
 FORMAT = "eistudio-item/1"
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "docs" / "item-schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "item-schema.json"
 STATUSES = ("draft", "in_screening", "accepted", "rejected")
 ORIGINS = ("expert", "llm_draft", "imported")
 DIFFICULTIES = ("", "easy", "medium", "hard")

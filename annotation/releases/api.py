@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.items.models import Benchmark
+from annotation.releases import selectors
 from annotation.releases import services as releases
 from annotation.releases.models import Release
 from annotation.releases.serializers import (
@@ -60,7 +61,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         release = self.get_object()
         if release.is_frozen:
             return Response(release.validation)
-        checks = releases.release_validate(release=release)
+        checks = selectors.release_validate(release=release)
         return Response({"failed": [c.code for c in checks if not c.passed], "checks": [c.as_dict() for c in checks]})
 
     @extend_schema(request=ReleaseFreezeSerializer, responses=ReleaseSerializer)
@@ -76,7 +77,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def download(self, request: Request, pk: str | None = None) -> HttpResponse:
         release = self.get_object()
         try:
-            content, content_type, filename = releases.release_export_download(release=release)
+            content, content_type, filename = selectors.release_export_download(release=release)
         except ValidationError as exc:
             return Response({"detail": " ".join(exc.messages)}, status=status.HTTP_409_CONFLICT)
         response = HttpResponse(content, content_type=content_type)
@@ -93,4 +94,4 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         old = Release.objects.filter(pk=request.query_params.get("against") or 0).first()
         if old is None:
             return Response({"against": ["Give the id of the release to compare with."]}, status=400)
-        return Response(releases.release_compare(old=old, new=new))
+        return Response(selectors.release_compare(old=old, new=new))

@@ -6,7 +6,7 @@
 """
 
 from evaluation.services.collect import evaluation_llm_run_collect
-from evaluation.services.common import EVALUATION_PURPOSE, OBJECTIVE, release_entries
+from evaluation.services.common import EVALUATION_PURPOSE, OBJECTIVE
 from evaluation.services.runs import (
     evaluation_estimate,
     evaluation_report_compute,
@@ -32,5 +32,4 @@ __all__ = [
     "evaluation_run_resume",
     "evaluation_run_start",
     "logprob_probe",
-    "release_entries",
 ]

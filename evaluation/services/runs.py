@@ -11,13 +11,14 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from annotation.releases.models import Release
+from annotation.releases.selectors import release_entries
 from calibration.models import CombineRule, Judge
 from calibration.services import primary_judge
 from evaluation import prompts
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse
 from evaluation.progress import RUNNING_PHASES
 from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
-from evaluation.services.common import EVALUATION_PURPOSE, release_entries
+from evaluation.services.common import EVALUATION_PURPOSE
 from evaluation.services.judging import adaptive_next, round_robin, start_judging
 from llm import services as llm_services
 from llm.calls import build_request, rough_request_cost
@@ -110,7 +111,7 @@ def evaluation_run_create(
 
 def _response_prompts(run: EvaluationRun, model: ModelUnderTest) -> list[dict]:
     result = []
-    for entry in release_entries(run):
+    for entry in release_entries(run.release):
         item, revision = entry.item, entry.revision
         for lang in run.languages:
             version = revision.content.get(lang)
@@ -181,7 +182,7 @@ def evaluation_estimate(*, run: EvaluationRun) -> dict:
     n_models = run.models.count()
     open_items = sum(
         1
-        for e in release_entries(run)
+        for e in release_entries(run.release)
         for lang in run.languages
         if e.item.kind == "open_prompt" and e.revision.content.get(lang)
     )
