@@ -30,6 +30,7 @@ class ModelResponse(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["item", "language", "model_name"], name="one_response_per_model"),
             models.CheckConstraint(condition=Q(language__in=["en", "zh"]), name="response_language_valid"),
+            models.CheckConstraint(condition=Q(source__in=["imported", "generated"]), name="response_source_valid"),
         ]
         verbose_name = _("model response")
         verbose_name_plural = _("model responses")
@@ -76,6 +77,7 @@ class ComparisonSet(models.Model):
             ("manage_comparisons", "Can import responses and build comparison sets"),
             ("label_comparisons", "Can label the comparisons assigned to them"),
         ]
+        constraints = [models.CheckConstraint(condition=Q(order__in=["random", "active"]), name="set_order_valid")]
         verbose_name = _("comparison set")
         verbose_name_plural = _("comparison sets")
 
@@ -101,6 +103,9 @@ class Comparison(models.Model):
         ordering = ["comparison_set", "id"]
         constraints = [
             models.CheckConstraint(condition=~Q(response_a=F("response_b")), name="comparison_pairs_two_responses"),
+            models.CheckConstraint(
+                condition=Q(language__in=[code for code, _name in LANGUAGE_CHOICES]), name="comparison_language_valid"
+            ),
             models.UniqueConstraint(
                 fields=["comparison_set", "dimension", "response_a", "response_b"], name="comparison_unique_in_set"
             ),
@@ -136,7 +141,8 @@ class LabelAssignment(models.Model):
     class Meta:
         ordering = ["expert", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["comparison", "expert"], name="one_assignment_per_expert_and_comparison")
+            models.UniqueConstraint(fields=["comparison", "expert"], name="one_assignment_per_expert_and_comparison"),
+            models.CheckConstraint(condition=Q(shown_order__in=["AB", "BA"]), name="assignment_shown_order_valid"),
         ]
         indexes = [
             # The expert's open queue in a set, in order: the next assignment is one index seek.
@@ -209,6 +215,7 @@ class ExpertLabel(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(score__gte=-5) & Q(score__lte=5), name="label_score_in_range"),
+            models.CheckConstraint(condition=Q(shown_order__in=["AB", "BA"]), name="label_shown_order_valid"),
         ]
         verbose_name = _("expert label")
         verbose_name_plural = _("expert labels")
