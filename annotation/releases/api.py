@@ -19,21 +19,20 @@ from annotation.releases.serializers import (
     ReleaseItemsSerializer,
     ReleaseSerializer,
 )
+from core.permissions import api_permission
+from core.routing import app_router
 
-
-class ReleasePermissions(BasePermission):
-    """Anyone who reads items reads releases; building and freezing needs manage_release."""
-
-    def has_permission(self, request: Request, view: object) -> bool:
-        if request.method in ("GET", "HEAD", "OPTIONS"):
-            return request.user.has_perm("items.view_item")
-        return request.user.has_perm("releases.manage_release")
+# Anyone who reads items reads releases; building and freezing needs manage_release.
+READ = api_permission("items.view_item")
+MANAGE = api_permission("releases.manage_release")
 
 
 class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    permission_classes = [ReleasePermissions]
     serializer_class = ReleaseSerializer
     queryset = Release.objects.select_related("benchmark", "created_by", "frozen_by").order_by("id")
+
+    def get_permissions(self) -> list[BasePermission]:
+        return [READ()] if self.request.method in ("GET", "HEAD", "OPTIONS") else [MANAGE()]
 
     @extend_schema(request=ReleaseCreateSerializer, responses={201: ReleaseSerializer})
     def create(self, request: Request) -> Response:
@@ -95,3 +94,9 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         if old is None:
             return Response({"against": ["Give the id of the release to compare with."]}, status=400)
         return Response(selectors.release_compare(old=old, new=new))
+
+
+# The router mounted at /api/releases/ (config/urls.py), the releases' list at its root: so it has no index page.
+router = app_router("releases")
+router.include_root_view = False
+router.register("", ReleaseViewSet, basename="release")

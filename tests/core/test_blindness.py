@@ -62,7 +62,7 @@ REQUIRED = {
     "logout": SIGNED_IN,
     "set-language": SIGNED_IN,
     "favicon": SIGNED_IN,
-    "api-root": SIGNED_IN,
+    "items-api-root": SIGNED_IN,
     "api-token": SIGNED_IN,
     "api-schema": SIGNED_IN,
     "api-docs": SIGNED_IN,
