@@ -10,7 +10,7 @@ def test_settle_imports_the_views_and_freezes_the_objects_of_start_up():
     try:
         settle()
         assert gc.get_freeze_count() > 10_000
-        assert "items.views" in sys.modules and "evaluation.views" in sys.modules
+        assert "annotation.items.views" in sys.modules and "evaluation.views" in sys.modules
     finally:
         gc.unfreeze()
 
