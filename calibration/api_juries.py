@@ -10,8 +10,8 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from calibration.juries import jury_create
 from calibration.models import Judge, JudgeKind, JuryAggregation
+from calibration.services import jury_create
 from calibration.views import BLIND
 from core.permissions import api_permission
 

@@ -5,16 +5,14 @@ calibration run its members are asked (their calls cached and logged per member,
 verdict on each comparison and order is combined from theirs; in an evaluation run each member judges the same
 pairs and the combined verdict is stored. So a jury is evaluated, selected and used exactly like a single judge,
 and costs the sum of its members.
+
+Creating a jury and storing its verdicts are writes: ``calibration.services.jury_create`` and
+``jury_verdicts_store``. This module combines verdicts and reads juries.
 """
 
-import json
-
 import numpy as np
-from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.utils.translation import gettext as _
 
-from calibration.models import CalibrationRun, Judge, JudgeKind, JudgeVerdict, JuryAggregation
+from calibration.models import CalibrationRun, Judge, JuryAggregation
 
 MIN_MEMBERS = 2
 
@@ -44,29 +42,6 @@ def combine_verdicts(scores: list[int | None], method: str) -> int | None:
     return winner * max(1, int(np.floor(np.median(margins))))
 
 
-@transaction.atomic
-def jury_create(*, name: str, members: list[Judge], aggregation: str) -> Judge:
-    """Register a jury of single judges combined by ``aggregation`` (majority or mean)."""
-    errors = []
-    members = list({m.pk: m for m in members}.values())
-    if len(members) < MIN_MEMBERS:
-        errors.append(_("A jury needs at least two member judges."))
-    nested = sorted(m.name for m in members if m.is_jury)
-    if nested:
-        errors.append(
-            _("A jury's members are single judges; these are juries: %(names)s.") % {"names": ", ".join(nested)}
-        )
-    if aggregation not in JuryAggregation.values:
-        errors.append(_("Unknown jury aggregation %(method)s.") % {"method": aggregation})
-    if errors:
-        raise ValidationError(errors)
-    jury = Judge(name=name, kind=JudgeKind.JURY, aggregation=aggregation)
-    jury.full_clean()
-    jury.save()
-    jury.members.set(members)
-    return jury
-
-
 def expand_candidates(judges: list[Judge]) -> tuple[list[Judge], list[Judge]]:
     """Split candidates into the single judges to ask (juries' members included) and the juries."""
     juries = [j for j in judges if j.is_jury]
@@ -75,41 +50,6 @@ def expand_candidates(judges: list[Judge]) -> tuple[list[Judge], list[Judge]]:
         for member in jury.members.select_related("endpoint", "prompt_set"):
             singles.setdefault(member.pk, member)
     return sorted(singles.values(), key=lambda j: j.name), juries
-
-
-def jury_verdicts_store(*, run: CalibrationRun) -> int:
-    """Store every jury's verdicts in a collected calibration run, combined from its members'; return how many.
-
-    Verdicts already stored are kept, so a second call stores nothing.
-    """
-    created = []
-    for jury in run.juries.prefetch_related("members"):
-        members = sorted(jury.members.all(), key=lambda m: m.name)
-        existing = set(run.verdicts.filter(judge=jury).values_list("comparison_id", "order"))
-        by_key: dict[tuple[int, str], dict[int, int | None]] = {}
-        for judge_id, comparison_id, order, score in run.verdicts.filter(judge__in=members).values_list(
-            "judge_id", "comparison_id", "order", "score"
-        ):
-            by_key.setdefault((comparison_id, order), {})[judge_id] = score
-        for (comparison_id, order), scores in sorted(by_key.items()):
-            if (comparison_id, order) in existing:
-                continue
-            member_scores = [scores.get(m.pk) for m in members]
-            score = combine_verdicts(member_scores, jury.aggregation)
-            created.append(
-                JudgeVerdict(
-                    calibration_run=run,
-                    judge=jury,
-                    comparison_id=comparison_id,
-                    order=order,
-                    raw_output=json.dumps({m.name: s for m, s in zip(members, member_scores, strict=True)}),
-                    parsed=score is not None,
-                    score=score,
-                    error="" if score is not None else _("no member gave a parseable verdict"),
-                )
-            )
-    JudgeVerdict.objects.bulk_create(created)
-    return len(created)
 
 
 def jury_members(judge: Judge) -> list[Judge]:
@@ -153,5 +93,9 @@ def jury_vs_members_on_run(run: CalibrationRun, method: str = JuryAggregation.MA
             jury[i] = float(np.sign(verdict) == majority[i])
     means = {name: float(np.nanmean(v)) for name, v in single.items() if np.isfinite(v).any()}
     best_name = max(means, key=means.get)
-    return {"jury": float(np.nanmean(jury)), "best": means[best_name], "best_name": best_name,
-            "n": int(np.isfinite(jury).sum())}
+    return {
+        "jury": float(np.nanmean(jury)),
+        "best": means[best_name],
+        "best_name": best_name,
+        "n": int(np.isfinite(jury).sum()),
+    }

@@ -85,9 +85,7 @@ class Judge(models.Model):
 
     name = models.CharField(_("name"), max_length=100, unique=True)
     kind = models.CharField(_("kind"), max_length=6, choices=JudgeKind.choices, default=JudgeKind.SINGLE)
-    endpoint = models.ForeignKey(
-        "llm.Endpoint", null=True, blank=True, on_delete=models.PROTECT, related_name="judges"
-    )
+    endpoint = models.ForeignKey("llm.Endpoint", null=True, blank=True, on_delete=models.PROTECT, related_name="judges")
     prompt_set = models.ForeignKey(PromptSet, null=True, blank=True, on_delete=models.PROTECT, related_name="judges")
     members = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="juries")
     aggregation = models.CharField(_("aggregation"), max_length=8, choices=JuryAggregation.choices, blank=True)
@@ -97,6 +95,7 @@ class Judge(models.Model):
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["endpoint", "prompt_set"], name="judge_unique"),
+            models.CheckConstraint(condition=Q(kind__in=JudgeKind.values), name="judge_kind_valid"),
             models.CheckConstraint(
                 condition=(
                     Q(kind=JudgeKind.SINGLE)

@@ -1,4 +1,4 @@
-"""Every write of the calibration app: judge prompts, prompt sets, judges, calibration runs, selection."""
+"""Every write of the calibration app: judge prompts, prompt sets, judges and juries, calibration runs, selection."""
 
 import json
 from pathlib import Path
@@ -15,14 +15,17 @@ from annotation.labelling.models import ComparisonSet
 from annotation.labelling.pairwise import anonymise
 from annotation.labelling.selectors import set_model_names
 from calibration import prompts, selectors
+from calibration.juries import MIN_MEMBERS, combine_verdicts, expand_candidates
 from calibration.models import (
     CalibrationJudgeRun,
     CalibrationRun,
     CombineRule,
     Judge,
+    JudgeKind,
     JudgePrompt,
     JudgeSelection,
     JudgeVerdict,
+    JuryAggregation,
     PromptSet,
 )
 from core.errors import ServiceError
@@ -170,8 +173,6 @@ def calibration_run_start(
     start: bool = True,
 ) -> CalibrationRun:
     """Ask every judge about every comparison of the set in both orders, as one LLM run per judge."""
-    from calibration.juries import expand_candidates
-
     errors = []
     judges, juries = expand_candidates(list(judges))
     if combine_rule not in CombineRule.values:
@@ -276,8 +277,6 @@ def calibration_verdicts_collect(*, llm_run: Run) -> dict:
     JudgeVerdict.objects.bulk_create(new)
     others = run.judge_runs.exclude(pk=judge_run.pk).filter(llm_run__collected_at__isnull=True)
     if run.collected_at is None and not others.exists():
-        from calibration.juries import jury_verdicts_store
-
         # Every member has answered now, so the juries' verdicts can be combined from theirs.
         jury_verdicts_store(run=run)
         run.collected_at = timezone.now()
@@ -357,3 +356,61 @@ def calibration_report_compute(*, run: CalibrationRun) -> dict:
     run.report, run.report_digest, run.reported_at = report, report_digest(report), timezone.now()
     run.save(update_fields=["report", "report_digest", "reported_at"])
     return report
+
+
+@transaction.atomic
+def jury_create(*, name: str, members: list[Judge], aggregation: str) -> Judge:
+    """Register a jury of single judges combined by ``aggregation`` (majority or mean)."""
+    errors = []
+    members = list({m.pk: m for m in members}.values())
+    if len(members) < MIN_MEMBERS:
+        errors.append(_("A jury needs at least two member judges."))
+    nested = sorted(m.name for m in members if m.is_jury)
+    if nested:
+        errors.append(
+            _("A jury's members are single judges; these are juries: %(names)s.") % {"names": ", ".join(nested)}
+        )
+    if aggregation not in JuryAggregation.values:
+        errors.append(_("Unknown jury aggregation %(method)s.") % {"method": aggregation})
+    if errors:
+        raise ValidationError(errors)
+    jury = Judge(name=name, kind=JudgeKind.JURY, aggregation=aggregation)
+    jury.full_clean()
+    jury.save()
+    jury.members.set(members)
+    return jury
+
+
+def jury_verdicts_store(*, run: CalibrationRun) -> int:
+    """Store every jury's verdicts in a collected calibration run, combined from its members'; return how many.
+
+    Verdicts already stored are kept, so a second call stores nothing.
+    """
+    created = []
+    for jury in run.juries.prefetch_related("members"):
+        members = sorted(jury.members.all(), key=lambda m: m.name)
+        existing = set(run.verdicts.filter(judge=jury).values_list("comparison_id", "order"))
+        by_key: dict[tuple[int, str], dict[int, int | None]] = {}
+        for judge_id, comparison_id, order, score in run.verdicts.filter(judge__in=members).values_list(
+            "judge_id", "comparison_id", "order", "score"
+        ):
+            by_key.setdefault((comparison_id, order), {})[judge_id] = score
+        for (comparison_id, order), scores in sorted(by_key.items()):
+            if (comparison_id, order) in existing:
+                continue
+            member_scores = [scores.get(m.pk) for m in members]
+            score = combine_verdicts(member_scores, jury.aggregation)
+            created.append(
+                JudgeVerdict(
+                    calibration_run=run,
+                    judge=jury,
+                    comparison_id=comparison_id,
+                    order=order,
+                    raw_output=json.dumps({m.name: s for m, s in zip(members, member_scores, strict=True)}),
+                    parsed=score is not None,
+                    score=score,
+                    error="" if score is not None else _("no member gave a parseable verdict"),
+                )
+            )
+    JudgeVerdict.objects.bulk_create(created)
+    return len(created)

@@ -11,7 +11,6 @@ from calibration import selectors, services
 from calibration.agreement.planning import plan
 from calibration.charts import page_forest
 from calibration.forms import CalibrationRunForm, JudgeForm, JudgePromptForm, JuryForm, PlanningForm
-from calibration.juries import jury_create
 from calibration.models import CalibrationRun, Judge
 from calibration.report import report_file
 from core.permissions import permission_required, require_permission
@@ -91,7 +90,7 @@ def _jury_create(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            jury_create(name=data["name"], members=list(data["members"]), aggregation=data["aggregation"])
+            services.jury_create(name=data["name"], members=list(data["members"]), aggregation=data["aggregation"])
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
         else:

@@ -76,6 +76,9 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "core.middleware.UserLanguageMiddleware",
+    # Before any view, in the user's language: a NUL in the address, query or form (400) and a form body over
+    # DATA_UPLOAD_MAX_MEMORY_SIZE (413) are refused with a page, or JSON on /api/.
+    "core.inputs.InputLimitsMiddleware",
     "core.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -175,17 +178,6 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = DEBUG or not STATIC_COLLECTED
 WHITENOISE_MANIFEST_STRICT = False
 
-REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
-        "core.tokens.ExpiringTokenAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "core.pagination.PageSizePagination",
-    "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
-}
 SPECTACULAR_SETTINGS = {
     "TITLE": "EI Studio API",
     "DESCRIPTION": "Bilingual emotional-intelligence benchmark items, revisions and taxonomy.",
@@ -307,7 +299,6 @@ AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False  # no "AXES: BEGIN" banner on every command
 # An attempt refused during a wait is not counted, so the wait a client was told stays true.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
-REST_FRAMEWORK["NUM_PROXIES"] = TRUSTED_PROXY_COUNT
 
 # API tokens are refused this many days after they were issued (POST /api/token/ then issues a new one).
 API_TOKEN_TTL_DAYS = int(os.environ.get("API_TOKEN_TTL_DAYS", "30"))
@@ -320,12 +311,25 @@ if API_TOKEN_TTL_DAYS < 1:
 JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", "64"))
 if JSON_MAX_DEPTH < 1:
     raise RuntimeError("JSON_MAX_DEPTH must be 1 or more.")
-# DRF's parsers with the limits of core.inputs: JSON depth and NUL characters answered 400 naming the field.
-REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
-    "core.parsers.JSONParser",
-    "core.parsers.FormParser",
-    "core.parsers.MultiPartParser",
-]
-# Before any view, in the user's language: a NUL in the address, query or form (400) and a form body over
-# DATA_UPLOAD_MAX_MEMORY_SIZE (413) are refused with a page, or JSON on /api/.
-MIDDLEWARE.insert(MIDDLEWARE.index("core.middleware.UserLanguageMiddleware") + 1, "core.inputs.InputLimitsMiddleware")
+
+# --- API (Django REST framework) --------------------------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "core.tokens.ExpiringTokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "core.pagination.PageSizePagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
+    # The throttles' client address, read as core.throttle reads it for sign-ins.
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
+    # DRF's parsers with the limits of core.inputs: JSON depth and NUL characters answered 400 naming the field.
+    "DEFAULT_PARSER_CLASSES": [
+        "core.parsers.JSONParser",
+        "core.parsers.FormParser",
+        "core.parsers.MultiPartParser",
+    ],
+}

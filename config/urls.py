@@ -3,7 +3,6 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from rest_framework import routers
 
 from annotation.items import api as item_api
 from annotation.items.views import home as home_views
@@ -15,19 +14,6 @@ from core import views as core_views
 from core.auth import LoginView, ThrottledAdminAuthenticationForm, ThrottledObtainAuthToken, TokenThrottle
 from evaluation import api as evaluation_api
 from llm.api import router as llm_router
-
-router = routers.DefaultRouter()
-# No ".json" twins of every route: the API answers JSON, and custom actions did not accept a format suffix.
-router.include_format_suffixes = False
-router.register("items", item_api.ItemViewSet, basename="item")
-router.register("revisions", item_api.RevisionViewSet, basename="revision")
-router.register("benchmarks", item_api.BenchmarkViewSet, basename="benchmark")
-router.register("dimensions", item_api.DimensionViewSet, basename="dimension")
-router.register("emotions", item_api.EmotionViewSet, basename="emotion")
-router.register("scenario-domains", item_api.ScenarioDomainViewSet, basename="scenario-domain")
-router.register("scenarios", item_api.ScenarioViewSet, basename="scenario")
-router.register("crisis-levels", item_api.CrisisLevelViewSet, basename="crisis-level")
-router.register("releases", release_api.ReleaseViewSet, basename="release")
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
@@ -51,7 +37,8 @@ urlpatterns = [
     path("api/labelling/", include(labelling_api.router.urls)),
     path("api/calibration/", include(calibration_api.router.urls)),
     path("api/evaluation/", include(evaluation_api.router.urls)),
-    path("api/", include(router.urls)),
+    path("api/releases/", include(release_api.router.urls)),
+    path("api/", include(item_api.router.urls)),
     path("api/token/", ThrottledObtainAuthToken.as_view(throttle_classes=[TokenThrottle]), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),

@@ -20,12 +20,6 @@ from rest_framework.response import Response
 from core.permissions import api_permission
 from core.routing import app_router
 from evaluation import selectors, services
-from evaluation.api_support import (
-    evaluation_run_pause,
-    evaluation_run_progress,
-    evaluation_run_resume,
-    evaluation_runs_with_models,
-)
 from evaluation.models import EvaluationRun
 from evaluation.report import report_file, report_files_names
 from evaluation.serializers import (
@@ -68,7 +62,7 @@ class EvaluationRunViewSet(
     permission_classes = [api_permission(RUN_EVALUATION, why=BLIND)]
 
     def get_queryset(self):  # noqa: ANN201
-        runs = evaluation_runs_with_models()
+        runs = selectors.evaluation_runs_with_models()
         params = self.request.query_params
         if params.get("phase"):
             runs = runs.filter(phase=params["phase"])
@@ -83,7 +77,7 @@ class EvaluationRunViewSet(
         return get_object_or_404(EvaluationRun, pk=pk)
 
     def _detail(self, run: EvaluationRun, code: int = status.HTTP_200_OK) -> Response:
-        fresh = get_object_or_404(evaluation_runs_with_models(), pk=run.pk)
+        fresh = get_object_or_404(selectors.evaluation_runs_with_models(), pk=run.pk)
         return Response(EvaluationRunDetailSerializer(fresh).data, status=code)
 
     @extend_schema(
@@ -141,7 +135,7 @@ class EvaluationRunViewSet(
     @action(detail=True, methods=["get"])
     def progress(self, request: Request, pk: str | None = None) -> Response:
         """Phase, overall percentage, time left and call counts: cheap enough to poll every few seconds."""
-        return Response(EvaluationProgressSerializer(evaluation_run_progress(run=self._run(pk))).data)
+        return Response(EvaluationProgressSerializer(selectors.evaluation_run_progress(run=self._run(pk))).data)
 
     @extend_schema(request=None, responses=EvaluationRunDetailSerializer)
     @action(detail=True, methods=["post"])
@@ -154,13 +148,13 @@ class EvaluationRunViewSet(
     @action(detail=True, methods=["post"])
     def pause(self, request: Request, pk: str | None = None) -> Response:
         """Pause the run's queued and running LLM runs (requests in flight finish)."""
-        return self._detail(evaluation_run_pause(run=self._run(pk)))
+        return self._detail(services.evaluation_run_pause(run=self._run(pk)))
 
     @extend_schema(request=None, responses=EvaluationRunDetailSerializer)
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk: str | None = None) -> Response:
         """Queue the run's paused LLM runs again."""
-        return self._detail(evaluation_run_resume(run=self._run(pk)))
+        return self._detail(services.evaluation_run_resume(run=self._run(pk)))
 
     @extend_schema(
         request=BudgetSerializer,

@@ -37,9 +37,10 @@ def researcher_overview(*, user: AbstractBaseUser) -> dict:
     return result
 
 
-@home.panel
-def researcher_panel(user: AbstractBaseUser) -> dict:
-    """Runs the user may see, and whether to show the researcher's part at all."""
+@home.panel("researcher", template="evaluation/_home_panel.html", position=40)
+def researcher_panel(user: AbstractBaseUser) -> dict | None:
+    """Runs the user may see, for those who may see evaluation, calibration or LLM runs."""
     context = researcher_overview(user=user)
-    context["show_researcher"] = any(key in context for key in ("evaluation_done", "calibration_done", "llm_running"))
+    if not any(key in context for key in ("evaluation_done", "calibration_done", "llm_running")):
+        return None
     return context

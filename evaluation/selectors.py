@@ -1,14 +1,32 @@
 """Reads of evaluation runs shared by pages, the API and reports: runs, their parts, the evidence behind a cell."""
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from evaluation import ratings
 from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
+from evaluation.progress import run_progress
+from llm.models import Run
 
 
 def evaluation_run_list() -> QuerySet[EvaluationRun]:
     """Return every evaluation run, newest first, with its release's benchmark and its judge."""
     return EvaluationRun.objects.select_related("release__benchmark", "judge").order_by("-created_at", "-id")
+
+
+def evaluation_runs_with_models() -> QuerySet[EvaluationRun]:
+    """Return evaluation runs with release, judge, author and models under test (with endpoints), without reports."""
+    models = ModelUnderTest.objects.select_related("endpoint").order_by("code")
+    return (
+        EvaluationRun.objects.select_related("release__benchmark", "judge", "created_by", "budget_pool")
+        .prefetch_related(Prefetch("models", queryset=models))
+        .defer("report")
+    )
+
+
+def evaluation_run_progress(*, run: EvaluationRun) -> dict:
+    """Return ``evaluation.progress.run_progress`` with the run's id and the number of its paused LLM runs."""
+    paused = run.llm_runs.filter(llm_run__status=Run.Status.PAUSED).count()
+    return {"id": run.pk, **run_progress(run), "paused_llm_runs": paused}
 
 
 def evaluation_run_llm_runs(*, run: EvaluationRun) -> list[EvaluationLLMRun]:

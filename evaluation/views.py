@@ -19,6 +19,7 @@ from evaluation.models import EvaluationRun
 from evaluation.progress import run_progress, runs_progress
 from evaluation.report import report_file
 from evaluation.services.runs import evaluation_budget_set
+from llm.models import Run
 from llm.views import duration_text
 
 RUNS_PER_PAGE = 50
@@ -96,6 +97,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "links": links,
         "models": models,
         "may_see_llm_runs": request.user.has_perm("llm.view_run"),
+        "may_pause": progress["running"] and any(link.llm_run.can_become(Run.Status.PAUSED) for link in links),
+        "may_resume": progress["running"] and any(link.llm_run.status == Run.Status.PAUSED for link in links),
         "budget_form": EvaluationBudgetForm(initial={"budget": run.budget_pool.budget if run.budget_pool else None}),
     }
     if run.report:
@@ -119,11 +122,18 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @permission_required("evaluation.run_evaluation", why=BLIND)
 @require_POST
 def run_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    """Start, pause, resume or cancel the run, or recompute its report, then go back to the run page."""
     run = get_object_or_404(EvaluationRun, pk=pk)
     try:
         if action == "start":
             services.evaluation_run_start(run=run, user=request.user)
             messages.success(request, _("The run has started."))
+        elif action == "pause":
+            services.evaluation_run_pause(run=run)
+            messages.info(request, _("The run is paused; requests in flight finish."))
+        elif action == "resume":
+            services.evaluation_run_resume(run=run)
+            messages.success(request, _("The run is queued again."))
         elif action == "cancel":
             services.evaluation_run_cancel(run=run)
             messages.info(request, _("The run was cancelled; collected results are kept."))

@@ -1,6 +1,7 @@
 """The layout rules of docs/development.md, checked on the source: dependency direction, module size, names."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,49 @@ def test_screening_and_labelling_share_the_work_queue_and_do_not_import_each_oth
     assert all("annotation.queue" in targets for targets in imports.values())
     assert "annotation.labelling" not in imports["annotation.screening"]
     assert "annotation.screening" not in imports["annotation.labelling"]
+
+
+# Templates follow the layers too. ``templates/<app>/`` belongs to <app> (named by its label) and links, with
+# ``{% url 'namespace:name' %}``, only to its own app and the apps below it: a page of a lower app reaches a higher one
+# through a registry (``core.home``), as its code would. Un-namespaced names (home, login, the API docs) and the
+# admin site's are config's and core's, below every app. The site's frame, ``core/templates/`` (the base layout with
+# the navigation to every app, the error pages), is exempt: like ``config/urls.py`` it is the map of the whole site.
+TEMPLATES = ROOT / "templates"
+URL_TAG = re.compile(r"""\{%\s*url\s+(['"])(?:(?P<namespace>[\w-]+):)?[\w-]+\1""")
+LABELS = {app.rsplit(".", 1)[-1]: app for app in LAYERS}
+CORE_NAMESPACES = {None, "admin"}
+
+
+def linked_apps(path: Path) -> set[tuple[str, int]]:
+    """Return (app, line) for every ``{% url %}`` tag in the template at ``path``, naming the app of its namespace."""
+    found = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for match in URL_TAG.finditer(line):
+            namespace = match.group("namespace")
+            found.add(("core" if namespace in CORE_NAMESPACES else LABELS.get(namespace, namespace), number))
+    return found
+
+
+def test_every_template_folder_belongs_to_an_app_or_a_third_party_package():
+    assert {p.name for p in TEMPLATES.iterdir() if p.is_dir()} - set(LABELS) == {"drf_spectacular"}
+
+
+@pytest.mark.parametrize("label", sorted(set(LABELS) & {p.name for p in TEMPLATES.iterdir()}))
+def test_templates_link_down_the_layers_only(label):
+    app = LABELS[label]
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} links to {target}"
+        for path in sorted((TEMPLATES / label).rglob("*.html"))
+        for target, line in linked_apps(path)
+        if target not in RANK or RANK[target] > RANK[app]
+    ]
+    assert not wrong, "links against the dependency direction:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_link_checker_reads_namespaces_quotes_and_plain_names(tmp_path):
+    page = tmp_path / "page.html"
+    page.write_text(
+        """<a href="{% url 'evaluation:run' run.pk %}">\n{% url "llm:run-detail" 1 %} {% url 'home' %}\n"""
+        """{% url 'admin:index' %}{%url 'labelling:set-list'%}\n"""
+    )
+    assert linked_apps(page) == {("evaluation", 1), ("llm", 2), ("core", 2), ("core", 3), ("annotation.labelling", 3)}

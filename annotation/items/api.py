@@ -2,14 +2,14 @@
 
 from functools import partial
 
-from django.db import transaction
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.permissions import BasePermission, DjangoModelPermissions
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -41,21 +41,17 @@ from annotation.items.serializers import (
     StatusDecisionSerializer,
 )
 from core.pagination import PageSizePagination
+from core.permissions import api_permission
+from core.routing import app_router
 
-
-class ItemPermissions(DjangoModelPermissions):
-    """Reading needs view_item; creating add_item; revising change_item."""
-
-    perms_map = {
-        **DjangoModelPermissions.perms_map,
-        "GET": ["%(app_label)s.view_%(model_name)s"],
-        "HEAD": ["%(app_label)s.view_%(model_name)s"],
-    }
-
-
-class CanViewItems(BasePermission):
-    def has_permission(self, request: Request, view: object) -> bool:
-        return request.user.has_perm("items.view_item")
+VIEW = api_permission("items.view_item")
+VIEW_REVISIONS = api_permission("items.view_itemrevision")
+CREATE = api_permission("items.add_item")
+REVISE = api_permission("items.change_item", why=gettext_lazy("You do not have permission to revise items."))
+DECIDE = api_permission(
+    services.DECIDE_STATUS,
+    why=gettext_lazy("Only a lead expert or an admin may accept, reject or return an item to draft."),
+)
 
 
 def _state_from(data: dict, benchmark: str) -> services.ItemState:
@@ -95,7 +91,6 @@ class IdsFirstPagination(PageSizePagination):
 class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):
     """Items with their current revision. Create and revise go through the same services as the pages."""
 
-    permission_classes = [ItemPermissions]
     lookup_field = "uid"
     queryset = Item.objects.none()
     pagination_class = IdsFirstPagination
@@ -109,6 +104,15 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
 
     def get_serializer_class(self):  # noqa: ANN201
         return ItemWriteSerializer if self.action in {"create", "revise"} else ItemSerializer
+
+    def get_permissions(self) -> list[BasePermission]:
+        if self.action == "create":
+            return [CREATE()]
+        if self.action == "revise":
+            return [REVISE()]
+        if self.action == "status_decisions" and self.request.method == "POST":
+            return [DECIDE()]
+        return [VIEW()]
 
     @extend_schema(parameters=FILTER_PARAMS)
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
@@ -128,53 +132,22 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
         if benchmark is None:
             message = _("unknown benchmark %(benchmark)s") % {"benchmark": repr(data["benchmark"])}
             raise services.ImportFailed([LineError(0, "benchmark", message)])
-        wanted = data.get("status", Item.Status.DRAFT)
-        reason = data.get("status_reason", "").strip()
-        if wanted != Item.Status.DRAFT and not services.user_may_decide_status(request.user):
-            return Response(
-                {
-                    "status": [
-                        _(
-                            "Only a lead expert or an admin may give a new item the status %(status)s; leave the "
-                            "field out: new items start as draft and are accepted or rejected through screening."
-                        )
-                        % {"status": wanted}
-                    ]
-                },
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        if wanted != Item.Status.DRAFT and not reason:
-            return Response(
-                {"status_reason": [_("Give the reason for the status %(status)s.") % {"status": wanted}]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-        with transaction.atomic():
-            item = services.item_create(
-                benchmark=benchmark,
-                uid=data["uid"],
-                kind=data["kind"],
-                state=_state_from(data, benchmark.slug),
-                user=request.user,
-                message=data.get("message", ""),
-            )
-            if wanted != Item.Status.DRAFT:
-                services.item_status_decide(
-                    item=item,
-                    status=wanted,
-                    user=request.user,
-                    reason=reason,
-                    source=StatusDecision.Source.LEAD_DECISION,
-                )
+        item = services.item_create_with_status(
+            benchmark=benchmark,
+            uid=data["uid"],
+            kind=data["kind"],
+            state=_state_from(data, benchmark.slug),
+            user=request.user,
+            status=data.get("status", Item.Status.DRAFT),
+            status_reason=data.get("status_reason", ""),
+            message=data.get("message", ""),
+        )
         return Response(ItemSerializer(selectors.item_detail(uid=item.uid)).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=ItemWriteSerializer, responses={200: ItemSerializer, 409: None})
-    @action(detail=True, methods=["post"], permission_classes=[ItemPermissions])
+    @action(detail=True, methods=["post"])
     def revise(self, request: Request, uid: str | None = None) -> Response:
         """Save a new revision; send ``base_revision`` to be told (409) if someone saved in between."""
-        if not request.user.has_perm("items.change_item"):
-            return Response(
-                {"detail": _("You do not have permission to revise items.")}, status=status.HTTP_403_FORBIDDEN
-            )
         item = get_object_or_404(Item.objects.select_related("benchmark"), uid=uid)
         write = ItemWriteSerializer(data=request.data)
         write.is_valid(raise_exception=True)
@@ -212,11 +185,6 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
         item = get_object_or_404(Item, uid=uid)
         if request.method == "GET":
             return Response(StatusDecisionSerializer(selectors.item_status_decisions(item=item), many=True).data)
-        if not request.user.has_perm(services.DECIDE_STATUS):
-            return Response(
-                {"detail": _("Only a lead expert or an admin may accept, reject or return an item to draft.")},
-                status=status.HTTP_403_FORBIDDEN,
-            )
         write = StatusDecideSerializer(data=request.data)
         write.is_valid(raise_exception=True)
         decision = services.item_status_decide(
@@ -236,14 +204,14 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
 
 
 class RevisionViewSet(viewsets.ReadOnlyModelViewSet):
-    permission_classes = [ItemPermissions]
+    permission_classes = [VIEW_REVISIONS]
     serializer_class = RevisionSerializer
     queryset = ItemRevision.objects.select_related("item", "author").order_by("id")
     pagination_class = IdsFirstPagination
 
 
 class _TaxonomyViewSet(viewsets.ReadOnlyModelViewSet):
-    permission_classes = [CanViewItems]
+    permission_classes = [VIEW]
     pagination_class = None
 
 
@@ -280,3 +248,16 @@ class CrisisLevelViewSet(_TaxonomyViewSet):
     serializer_class = CrisisLevelSerializer
     queryset = CrisisLevel.objects.all()
     lookup_field = "level"
+
+
+# The router mounted at /api/ (config/urls.py), as before the apps had routers of their own: its index lists only
+# the routes the user may use. The releases' routes are under /api/releases/, on their app's router.
+router = app_router("items", default="items.view_item", needs={"revisions": "items.view_itemrevision"})
+router.register("items", ItemViewSet, basename="item")
+router.register("revisions", RevisionViewSet, basename="revision")
+router.register("benchmarks", BenchmarkViewSet, basename="benchmark")
+router.register("dimensions", DimensionViewSet, basename="dimension")
+router.register("emotions", EmotionViewSet, basename="emotion")
+router.register("scenario-domains", ScenarioDomainViewSet, basename="scenario-domain")
+router.register("scenarios", ScenarioViewSet, basename="scenario")
+router.register("crisis-levels", CrisisLevelViewSet, basename="crisis-level")

@@ -8,4 +8,6 @@ class ItemsConfig(AppConfig):
     verbose_name = _("Item bank")
 
     def ready(self) -> None:
-        from annotation.items import drafting, home  # noqa: F401  (register collectors and home page parts)
+        # Registering the drafting collector and the home page's part.
+        from annotation.items import home  # noqa: F401
+        from annotation.items.services import drafting  # noqa: F401

@@ -21,9 +21,9 @@ def recent_decisions(*, user: AbstractBaseUser) -> list:
     )
 
 
-@home.panel
-def items_panel(user: AbstractBaseUser) -> dict:
+@home.panel("items", template="items/_home_panel.html", position=30)
+def items_panel(user: AbstractBaseUser) -> dict | None:
     """The latest decisions on the items the user created, for those who author items."""
     if not user.has_perm("items.add_item"):
-        return {}
+        return None
     return {"recent_decisions": recent_decisions(user=user)}

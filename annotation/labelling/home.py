@@ -27,9 +27,9 @@ def labelling_sets(*, user: AbstractBaseUser) -> list[dict]:
     ]
 
 
-@home.panel
-def labelling_panel(user: AbstractBaseUser) -> dict:
+@home.panel("labelling", template="labelling/_home_panel.html", position=20)
+def labelling_panel(user: AbstractBaseUser) -> dict | None:
     """The user's labelling sets, for those who label."""
     if not user.has_perm("labelling.label_comparisons"):
-        return {}
+        return None
     return {"labelling_sets": labelling_sets(user=user)}

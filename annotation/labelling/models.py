@@ -32,6 +32,7 @@ class ModelResponse(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["item", "language", "model_name"], name="one_response_per_model"),
             models.CheckConstraint(condition=Q(language__in=["en", "zh"]), name="response_language_valid"),
+            models.CheckConstraint(condition=Q(source__in=["imported", "generated"]), name="response_source_valid"),
         ]
         verbose_name = _("model response")
         verbose_name_plural = _("model responses")
@@ -78,6 +79,7 @@ class ComparisonSet(models.Model):
             ("manage_comparisons", "Can import responses and build comparison sets"),
             ("label_comparisons", "Can label the comparisons assigned to them"),
         ]
+        constraints = [models.CheckConstraint(condition=Q(order__in=["random", "active"]), name="set_order_valid")]
         verbose_name = _("comparison set")
         verbose_name_plural = _("comparison sets")
 
@@ -103,6 +105,9 @@ class Comparison(models.Model):
         ordering = ["comparison_set", "id"]
         constraints = [
             models.CheckConstraint(condition=~Q(response_a=F("response_b")), name="comparison_pairs_two_responses"),
+            models.CheckConstraint(
+                condition=Q(language__in=[code for code, _name in LANGUAGE_CHOICES]), name="comparison_language_valid"
+            ),
             models.UniqueConstraint(
                 fields=["comparison_set", "dimension", "response_a", "response_b"], name="comparison_unique_in_set"
             ),
@@ -162,7 +167,8 @@ class LabelAssignment(Assignment):
     class Meta:
         ordering = ["expert", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["comparison", "expert"], name="one_assignment_per_expert_and_comparison")
+            models.UniqueConstraint(fields=["comparison", "expert"], name="one_assignment_per_expert_and_comparison"),
+            models.CheckConstraint(condition=Q(shown_order__in=["AB", "BA"]), name="assignment_shown_order_valid"),
         ]
         indexes = queue_indexes(prefix="label", owner="comparison_set", worker="expert", done_at="labelled_at")
         verbose_name = _("labelling assignment")
@@ -186,6 +192,7 @@ class ExpertLabel(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(condition=Q(score__gte=-5) & Q(score__lte=5), name="label_score_in_range"),
+            models.CheckConstraint(condition=Q(shown_order__in=["AB", "BA"]), name="label_shown_order_valid"),
         ]
         verbose_name = _("expert label")
         verbose_name_plural = _("expert labels")

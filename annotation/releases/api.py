@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.items.models import Benchmark
+from annotation.releases import selectors
 from annotation.releases import services as releases
 from annotation.releases.models import Release
 from annotation.releases.serializers import (
@@ -18,21 +19,20 @@ from annotation.releases.serializers import (
     ReleaseItemsSerializer,
     ReleaseSerializer,
 )
+from core.permissions import api_permission
+from core.routing import app_router
 
-
-class ReleasePermissions(BasePermission):
-    """Anyone who reads items reads releases; building and freezing needs manage_release."""
-
-    def has_permission(self, request: Request, view: object) -> bool:
-        if request.method in ("GET", "HEAD", "OPTIONS"):
-            return request.user.has_perm("items.view_item")
-        return request.user.has_perm("releases.manage_release")
+# Anyone who reads items reads releases; building and freezing needs manage_release.
+READ = api_permission("items.view_item")
+MANAGE = api_permission("releases.manage_release")
 
 
 class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    permission_classes = [ReleasePermissions]
     serializer_class = ReleaseSerializer
     queryset = Release.objects.select_related("benchmark", "created_by", "frozen_by").order_by("id")
+
+    def get_permissions(self) -> list[BasePermission]:
+        return [READ()] if self.request.method in ("GET", "HEAD", "OPTIONS") else [MANAGE()]
 
     @extend_schema(request=ReleaseCreateSerializer, responses={201: ReleaseSerializer})
     def create(self, request: Request) -> Response:
@@ -60,7 +60,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         release = self.get_object()
         if release.is_frozen:
             return Response(release.validation)
-        checks = releases.release_validate(release=release)
+        checks = selectors.release_validate(release=release)
         return Response({"failed": [c.code for c in checks if not c.passed], "checks": [c.as_dict() for c in checks]})
 
     @extend_schema(request=ReleaseFreezeSerializer, responses=ReleaseSerializer)
@@ -76,7 +76,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     def download(self, request: Request, pk: str | None = None) -> HttpResponse:
         release = self.get_object()
         try:
-            content, content_type, filename = releases.release_export_download(release=release)
+            content, content_type, filename = selectors.release_export_download(release=release)
         except ValidationError as exc:
             return Response({"detail": " ".join(exc.messages)}, status=status.HTTP_409_CONFLICT)
         response = HttpResponse(content, content_type=content_type)
@@ -93,4 +93,10 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         old = Release.objects.filter(pk=request.query_params.get("against") or 0).first()
         if old is None:
             return Response({"against": ["Give the id of the release to compare with."]}, status=400)
-        return Response(releases.release_compare(old=old, new=new))
+        return Response(selectors.release_compare(old=old, new=new))
+
+
+# The router mounted at /api/releases/ (config/urls.py), the releases' list at its root: so it has no index page.
+router = app_router("releases")
+router.include_root_view = False
+router.register("", ReleaseViewSet, basename="release")

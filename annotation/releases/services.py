@@ -1,38 +1,30 @@
-"""Services and reads for releases: build, edit while draft, validate, freeze, export, compare."""
+"""Writes of releases a user can trigger: build, edit while draft, freeze, and export to a directory.
+
+Reads of a release (its entries, checklist, card, export files, comparison) are in ``annotation.releases.selectors``.
+"""
 
 import hashlib
-import json
 import os
 import shutil
 import tempfile
-from array import array
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, connection, transaction
-from django.db.models import BinaryField, Case, QuerySet, Value, When
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.items import selectors
+from annotation.items import selectors as item_selectors
 from annotation.items.models import Benchmark, Item
-from annotation.releases import record
-from annotation.releases.card import card_markdown
-from annotation.releases.checks import Check, EntryFacts, release_checklist
-from annotation.releases.export import (
-    MANIFEST,
-    ZIP_CONTENT_TYPE,
-    export_files,
-    read_manifest,
-    verify_directory,
-    zip_bytes,
-)
 from annotation.releases.models import Release, ReleaseFile, ReleaseItem
+from annotation.releases.selectors import (
+    release_entries,
+    release_export_files,
+    release_files_build,
+    release_validate,
+)
 from core.canonical import canonical_json
 
 DEFAULT_FILTERS = {"status": "accepted"}
@@ -60,7 +52,7 @@ def _matching_items(benchmark: Benchmark, filters: dict) -> list[tuple[int, int]
     """Return (item id, current revision id) of every item matching ``filters`` that has a revision."""
     query = {**filters, "benchmark": benchmark.slug}
     return list(
-        selectors.item_list(filters=query)
+        item_selectors.item_list(filters=query)
         .filter(current_revision__isnull=False)
         .values_list("pk", "current_revision_id")
     )
@@ -80,7 +72,7 @@ def release_create(
 ) -> Release:
     """Create a draft release pinning the current revision of every item matching ``filters``."""
     filters = {k: v for k, v in (DEFAULT_FILTERS if filters is None else filters).items() if v}
-    unknown = set(filters) - set(selectors.ITEM_FILTERS)
+    unknown = set(filters) - set(item_selectors.ITEM_FILTERS)
     if unknown:
         raise ValidationError({"filters": _("Unknown filter(s): %(names)s.") % {"names": ", ".join(sorted(unknown))}})
     if Release.objects.filter(benchmark=benchmark, version=version).exists():
@@ -160,85 +152,6 @@ def release_items_change(
     return release
 
 
-def release_entries(release: Release) -> list[ReleaseItem]:
-    """Return the pinned entries with what validation and export need, sorted by uid in Python."""
-    # Nothing reads the item's search text, metadata (the pinned revision's attributes hold it), its dimension's
-    # definitions, or the revision's stored parity and message: left unread, they cost a large release no memory.
-    entries = list(
-        release.entries.select_related("item", "revision", "item__dimension").defer(
-            "item__search_text",
-            "item__metadata",
-            "item__dimension__definition_en",
-            "item__dimension__definition_zh",
-            "revision__parity_issues",
-            "revision__message",
-        )
-    )
-    return sorted(entries, key=lambda e: e.item.uid)
-
-
-def _entry_facts(release: Release, entries: list[ReleaseItem]) -> list[EntryFacts]:
-    dims = {d.code: d for d in release.benchmark.dimensions.select_related("parent")}
-    from annotation.items.models import EmotionCategory, Scenario
-
-    valence = dict(EmotionCategory.objects.values_list("code", "valence"))
-    domains = dict(Scenario.objects.values_list("code", "domain__code"))
-    facts = []
-    for e in entries:
-        attrs = e.revision.attributes
-        dim = dims.get(attrs.get("dimension"))
-        facts.append(
-            EntryFacts(
-                uid=e.item.uid,
-                kind=e.item.kind,
-                status=e.item.status,
-                dimension=attrs.get("dimension", ""),
-                dimension_target=dim.target_items if dim else None,
-                content=e.revision.content,
-                domain=domains.get(attrs.get("scenario")),
-                valences=[valence[c] for c in attrs.get("emotions", []) if c in valence],
-            )
-        )
-    return facts
-
-
-def release_page_entries(*, release: Release) -> QuerySet[ReleaseItem]:
-    """Return the pinned entries as the release page lists them (uid, dimension, revision numbers), by uid.
-
-    A queryset for a paginator: content, attributes and search text are left unread, and a page reads its rows only.
-    """
-    return (
-        release.entries.select_related("item", "item__dimension", "revision")
-        .only(
-            "id",
-            "release_id",
-            "item_id",
-            "revision_id",
-            "item__uid",
-            "item__current_revision_id",
-            "item__dimension__id",
-            "item__dimension__code",
-            "item__dimension__name_en",
-            "item__dimension__name_zh",
-            "revision__id",
-            "revision__number",
-        )
-        .order_by("item__uid", "pk")
-    )
-
-
-def release_validate(*, release: Release, entries: list[ReleaseItem] | None = None) -> list[Check]:
-    """Run the freeze checklist on a release as it stands (``entries``: its ``release_entries``, if read already)."""
-    if entries is None:
-        entries = release_entries(release)
-    return release_checklist(
-        _entry_facts(release, entries),
-        duplicate_threshold=settings.NEAR_DUPLICATE_THRESHOLD,
-        max_domain_share=settings.RELEASE_MAX_DOMAIN_SHARE,
-        min_valence_share=settings.RELEASE_MIN_VALENCE_SHARE,
-    )
-
-
 def _content_checksum(entries: list[ReleaseItem]) -> str:
     digest = hashlib.sha256()
     for e in entries:
@@ -305,102 +218,6 @@ def _file_insert(*, release: Release, name: str, data: bytes) -> None:
         )
 
 
-def release_files_build(*, release: Release, entries: list[ReleaseItem]) -> dict[str, bytes]:
-    """Write the export files of ``release`` from the live rows (done once, at freeze)."""
-    records = record.export_records(release, entries)
-    facts = record.card_facts(release, entries, checks=release.validation.get("checks", []))
-    return export_files(record.release_meta(release, items=len(records)), records, facts)
-
-
-def release_card_text(
-    *, release: Release, checks: list[Check] | None = None, entries: list[ReleaseItem] | None = None
-) -> str:
-    """Return the dataset card: as kept at freeze, or for a draft a preview written from the record now.
-
-    ``checks`` and ``entries``: the draft's checklist and ``release_entries``, when the caller has them already.
-    """
-    if release.is_frozen:
-        return bytes(ReleaseFile.objects.get(release=release, name="README.md").content).decode("utf-8")
-    if entries is None:
-        entries = release_entries(release)
-    if checks is None:
-        checks = release_validate(release=release, entries=entries)
-    facts = record.card_facts(release, entries, checks=[c.as_dict() for c in checks])
-    return card_markdown(record.release_meta(release, items=len(entries)), facts)
-
-
-def release_export_files(*, release: Release) -> dict[str, bytes]:
-    """Return the export files of a frozen release, as written at freeze (refused for drafts)."""
-    if not release.is_frozen:
-        raise ValidationError(
-            _("Release %(version)s is a draft; only frozen releases can be exported.") % {"version": release.version}
-        )
-    files = {f.name: bytes(f.content) for f in ReleaseFile.objects.filter(release=release)}
-    return dict(sorted(files.items()))
-
-
-def _archive_name(files: dict[str, bytes]) -> str:
-    """Return ``<benchmark>-<version>`` as the manifest recorded them at freeze (a benchmark can be renamed)."""
-    identity = json.loads(files[MANIFEST])["release"]
-    return f"{identity['benchmark']}-{identity['version']}"
-
-
-def release_export_zip(*, release: Release) -> bytes:
-    """Return the export of a frozen release as one zip archive, its folder named as recorded at freeze."""
-    files = release_export_files(release=release)
-    return zip_bytes(files, _archive_name(files))
-
-
-def release_export_download(*, release: Release) -> tuple[bytes, str, str]:
-    """Return the export of a frozen release as (zip archive, content type, file name) for a download."""
-    files = release_export_files(release=release)
-    name = _archive_name(files)
-    return zip_bytes(files, name), ZIP_CONTENT_TYPE, f"{name}.zip"
-
-
-def release_export_checksums(*, release: Release) -> list[tuple[str, int, str]]:
-    """Return (name, size, SHA-256) of every export file of a frozen release, as recorded at freeze."""
-    return list(ReleaseFile.objects.filter(release=release).order_by("name").values_list("name", "size", "sha256"))
-
-
-ENTRY_ORDER_TTL_SECONDS = 3600
-
-
-def release_entry_order(*, release: Release) -> array:
-    """Return the ids of a frozen release's pinned entries in the order its page lists them (by uid, then id).
-
-    A frozen release's entries never change, so they are sorted once and the ids kept in the cache for an hour
-    (8 bytes an entry): a page then reads its own rows only, and the last page costs what the first does. Sorting
-    on every view joined every pinned entry with its item, and PostgreSQL chose to walk the whole item table's uid
-    index from the end for the last page (13 ms at 20,000 items). A uid renamed since takes its new place within
-    the hour.
-    """
-    key = f"releases:entry-order:{release.pk}:{release.content_checksum}"
-    packed = cache.get(key)
-    if packed is None:
-        packed = array("q", release.entries.order_by("item__uid", "pk").values_list("pk", flat=True)).tobytes()
-        cache.set(key, packed, ENTRY_ORDER_TTL_SECONDS)
-    ids = array("q")
-    ids.frombytes(packed)
-    return ids
-
-
-def release_frozen_files(*, release: Release) -> tuple[list[tuple[str, int, str]], str]:
-    """Return a frozen release's (name, size, SHA-256) of every export file and its dataset card, in one read."""
-    rows = (
-        ReleaseFile.objects.filter(release=release)
-        .annotate(card=Case(When(name="README.md", then="content"), default=Value(None), output_field=BinaryField()))
-        .order_by("name")
-        .values_list("name", "size", "sha256", "card")
-    )
-    checksums, card = [], ""
-    for name, size, sha256, content in rows:
-        checksums.append((name, size, sha256))
-        if content is not None:
-            card = bytes(content).decode("utf-8")
-    return checksums, card
-
-
 def release_export_to_directory(*, release: Release, out: Path) -> dict[str, bytes]:
     """Write the export into ``out`` (created; must not hold files) without leaving partial output on failure."""
     files = release_export_files(release=release)
@@ -419,67 +236,3 @@ def release_export_to_directory(*, release: Release, out: Path) -> dict[str, byt
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return files
-
-
-@dataclass
-class ExportCheck:
-    """The outcome of checking an unpacked export: against which manifest, and every problem found."""
-
-    against: str  # "database": the manifest recorded at freeze; "directory": the directory's own manifest.json
-    release: Release | None = None
-    # Why the directory's own manifest was the reference: "offline", "unknown_release", "no_database".
-    reason: str = ""
-    problems: list[str] = field(default_factory=list)
-
-
-def release_export_verify(*, directory: Path, offline: bool = False, release: Release | None = None) -> ExportCheck:
-    """Check an unpacked export against the manifest recorded when its release was frozen.
-
-    The release is ``release`` or the frozen one the directory's manifest names. When this database does not hold
-    it (or cannot be read, or ``offline``), the directory's own manifest is the reference: that shows the files
-    agree with it, not that they are the files that were frozen.
-    """
-    manifest, problems = read_manifest(directory)
-    reason = "offline" if offline else "unknown_release"
-    if release is None and not offline and manifest is not None:
-        try:
-            release = Release.objects.filter(
-                benchmark__slug=manifest["release"].get("benchmark"),
-                version=manifest["release"].get("version"),
-                status=Release.Status.FROZEN,
-            ).first()
-        except DatabaseError:
-            reason = "no_database"
-    if release is not None and not offline:
-        if not release.is_frozen:
-            raise ValidationError(
-                _("Release %(version)s is a draft; only frozen releases can be exported.")
-                % {"version": release.version}
-            )
-        expected = {
-            name: {"bytes": size, "sha256": digest} for name, size, digest in release_export_checksums(release=release)
-        }
-        return ExportCheck(against="database", release=release, problems=verify_directory(directory, expected))
-    if manifest is not None:
-        problems = verify_directory(directory)
-    return ExportCheck(against="directory", reason=reason, problems=problems)
-
-
-def release_compare(*, old: Release, new: Release) -> dict:
-    """Return what was added, removed, revised and unchanged between two releases of one benchmark."""
-    if old.benchmark_id != new.benchmark_id:
-        raise ValidationError(_("Only releases of the same benchmark can be compared."))
-    a = {e.item.uid: e for e in release_entries(old)}
-    b = {e.item.uid: e for e in release_entries(new)}
-    revised = [
-        {"uid": uid, "old": a[uid].revision.number, "new": b[uid].revision.number}
-        for uid in sorted(a.keys() & b.keys())
-        if a[uid].revision_id != b[uid].revision_id and a[uid].revision.content_hash != b[uid].revision.content_hash
-    ]
-    revised_uids = {r["uid"] for r in revised}
-    return {
-        "added": sorted(b.keys() - a.keys()),
-        "removed": sorted(a.keys() - b.keys()),
-        "revised": revised,
-        "unchanged": len((a.keys() & b.keys()) - revised_uids),
-    }

@@ -65,20 +65,20 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
     if release.is_frozen:
         # Everything shown was recorded at freeze (files, digests, card, checklist): read it, never write it again,
         # and list one page of the pinned items.
-        paginator = Paginator(releases.release_entry_order(release=release), ENTRIES_PER_PAGE)
+        paginator = Paginator(selectors.release_entry_order(release=release), ENTRIES_PER_PAGE)
         checks = None
-        checksums, card = releases.release_frozen_files(release=release)
+        checksums, card = selectors.release_frozen_files(release=release)
     else:
         # A draft is checked as a whole (the checklist needs every entry); the table still shows one page.
-        entries = releases.release_entries(release)
+        entries = selectors.release_entries(release)
         paginator = Paginator(entries, ENTRIES_PER_PAGE)
-        checks = releases.release_validate(release=release, entries=entries)
-        card = releases.release_card_text(release=release, checks=checks, entries=entries)
+        checks = selectors.release_validate(release=release, entries=entries)
+        card = selectors.release_card_text(release=release, checks=checks, entries=entries)
         checksums = []
     page = paginator.get_page(request.GET.get("page"))
     if release.is_frozen:
         # The page holds ids in order; read their rows (one query).
-        rows = releases.release_page_entries(release=release).in_bulk(list(page.object_list))
+        rows = selectors.release_page_entries(release=release).in_bulk(list(page.object_list))
         page.object_list = [rows[pk] for pk in page.object_list if pk in rows]
     others = selectors.release_others(release=release)
     return render(
@@ -147,7 +147,7 @@ def release_freeze(request: HttpRequest, slug: str, version: str) -> HttpRespons
 def release_download(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     release = _get(slug, version)
     try:
-        content, content_type, filename = releases.release_export_download(release=release)
+        content, content_type, filename = selectors.release_export_download(release=release)
     except ValidationError as exc:
         return HttpResponse(" ".join(exc.messages), status=409, content_type="text/plain; charset=utf-8")
     response = HttpResponse(content, content_type=content_type)
@@ -162,7 +162,7 @@ def release_compare(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404(_("No releases of this benchmark."))
     by_version = {r.version: r for r in all_releases}
     old, new = by_version.get(request.GET.get("old", "")), by_version.get(request.GET.get("new", ""))
-    comparison = releases.release_compare(old=old, new=new) if old and new else None
+    comparison = selectors.release_compare(old=old, new=new) if old and new else None
     return render(
         request,
         "releases/release_compare.html",

@@ -258,8 +258,8 @@ def item_feedback(*, item: object) -> list[RoundFeedback]:
     return [RoundFeedback(round_item=ri, reviews=review_feedback(grouped[ri.pk], names)) for ri in round_items]
 
 
-@home.panel
-def screening_panel(user: AbstractBaseUser) -> dict:
+@home.panel("screening", template="screening/_home_panel.html", position=10)
+def screening_panel(user: AbstractBaseUser) -> dict | None:
     """The user's review queue, items sent back to them, and for a lead the rounds to close and conflicts."""
     context: dict = {}
     if user.has_perm("screening.manage_round"):
@@ -270,7 +270,7 @@ def screening_panel(user: AbstractBaseUser) -> dict:
         context["review_queue"] = review_queue_of(lead, user=user) if lead else review_queue(user=user)
     if user.has_perm("items.add_item"):
         context["sent_back"] = sent_back(user=user)
-    return context
+    return context or None
 
 
 def review_queue_of(overview: dict, *, user: AbstractBaseUser) -> list[dict]:
@@ -292,7 +292,7 @@ def review_queue_of(overview: dict, *, user: AbstractBaseUser) -> list[dict]:
     ]
 
 
-@home.item_section
+@home.item_section("screening-feedback")
 def feedback_section(item: Item) -> dict:
     """The reviews of the closed rounds the item went through."""
     return {"feedback": item_feedback(item=item)}

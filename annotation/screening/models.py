@@ -39,6 +39,7 @@ class Criterion(models.Model):
             models.UniqueConstraint(
                 fields=["code"], condition=Q(dimension=None), name="criterion_code_unique_when_general"
             ),
+            models.CheckConstraint(condition=Q(scale__in=["score", "pass_fail"]), name="criterion_scale_valid"),
         ]
         verbose_name = _("screening criterion")
         verbose_name_plural = _("screening criteria")
@@ -93,6 +94,7 @@ class ScreeningRound(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["benchmark", "number"], name="round_number_unique_per_benchmark"),
             models.CheckConstraint(condition=Q(reviewers_per_item__gte=1), name="round_needs_a_reviewer_per_item"),
+            models.CheckConstraint(condition=Q(status__in=["open", "closed"]), name="round_status_valid"),
         ]
         verbose_name = _("screening round")
         verbose_name_plural = _("screening rounds")
@@ -128,7 +130,13 @@ class RoundItem(models.Model):
 
     class Meta:
         ordering = ["round", "item__uid"]
-        constraints = [models.UniqueConstraint(fields=["round", "item"], name="round_item_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "item"], name="round_item_unique"),
+            models.CheckConstraint(
+                condition=Q(outcome__in=["pending", "accept", "revise", "reject", "conflict", "unreviewed"]),
+                name="round_item_outcome_valid",
+            ),
+        ]
         verbose_name = _("item in a round")
         verbose_name_plural = _("items in rounds")
 
@@ -212,7 +220,11 @@ class Review(models.Model):
             models.CheckConstraint(
                 condition=Q(status="draft") | (~Q(decision="") & Q(submitted_at__isnull=False)),
                 name="submitted_review_has_decision",
-            )
+            ),
+            models.CheckConstraint(condition=Q(status__in=["draft", "submitted"]), name="review_status_valid"),
+            models.CheckConstraint(
+                condition=Q(decision__in=[*(value for value, _label in DECISIONS), ""]), name="review_decision_valid"
+            ),
         ]
         verbose_name = _("review")
         verbose_name_plural = _("reviews")

@@ -1,18 +1,20 @@
 """Every write of the evaluation app, as plain functions called by views, the API, commands and the collector.
 
-- ``runs``: create, estimate, start, advance through the phases, compute the report, cancel;
+- ``runs``: create, estimate, start, pause and resume, advance through the phases, compute the report, cancel;
 - ``judging``: which pairs the judge sees (round-robin or adaptive) and the judge's LLM runs;
 - ``collect``: the evaluation collector, which stores what a finished LLM run brought back and advances the run.
 """
 
 from evaluation.services.collect import evaluation_llm_run_collect
-from evaluation.services.common import EVALUATION_PURPOSE, OBJECTIVE, release_entries
+from evaluation.services.common import EVALUATION_PURPOSE, OBJECTIVE
 from evaluation.services.runs import (
     evaluation_estimate,
     evaluation_report_compute,
     evaluation_run_advance,
     evaluation_run_cancel,
     evaluation_run_create,
+    evaluation_run_pause,
+    evaluation_run_resume,
     evaluation_run_start,
     logprob_probe,
 )
@@ -26,7 +28,8 @@ __all__ = [
     "evaluation_run_advance",
     "evaluation_run_cancel",
     "evaluation_run_create",
+    "evaluation_run_pause",
+    "evaluation_run_resume",
     "evaluation_run_start",
     "logprob_probe",
-    "release_entries",
 ]

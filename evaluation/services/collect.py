@@ -4,10 +4,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation.releases.selectors import release_entries
 from calibration import prompts as judge_prompts
 from evaluation import prompts
 from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, OpenResponse, PairVerdict
-from evaluation.services.common import EVALUATION_PURPOSE, release_entries
+from evaluation.services.common import EVALUATION_PURPOSE
 from evaluation.services.runs import advance_locked
 from llm import collectors
 from llm.models import Run, RunItem
@@ -55,7 +56,7 @@ def _letter_of(text: str) -> str | None:
 
 def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
     model = link.model
-    entries = {e.item_id: e for e in release_entries(run)}
+    entries = {e.item_id: e for e in release_entries(run.release)}
     answers, opens = [], []
     logprob_groups: dict[tuple, dict[int, RunItem]] = {}
     missing = 0
@@ -157,7 +158,7 @@ def _collect_verdicts(run: EvaluationRun, link: EvaluationLLMRun) -> None:
 
         return jury_verdicts_collect(run, link)
     models = {m.pk: m for m in run.models.all()}
-    items = {e.item_id: e.item for e in release_entries(run)}
+    items = {e.item_id: e.item for e in release_entries(run.release)}
     verdicts = []
     for ri in RunItem.objects.filter(run=link.llm_run).select_related("call"):
         ref, order = ri.ref, ri.ref["order"]

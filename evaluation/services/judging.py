@@ -7,12 +7,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils.translation import gettext as _
 
 from annotation.labelling.pairwise import anonymise
+from annotation.releases.selectors import release_entries
 from calibration import prompts as judge_prompts
 from calibration.juries import combine_verdicts, jury_members
 from calibration.models import Judge
 from calibration.services import judge_messages
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
-from evaluation.services.common import EVALUATION_PURPOSE, release_entries
+from evaluation.services.common import EVALUATION_PURPOSE
 from llm import services as llm_services
 from llm.models import RunItem
 
@@ -74,7 +75,7 @@ def start_judging(run: EvaluationRun, pairs_by_stratum: dict, user: AbstractBase
         for r in OpenResponse.objects.filter(run=run, ok=True).select_related("item__current_revision")
     }
     names = [m.endpoint.model for m in run.models.select_related("endpoint")] + [m.label for m in run.models.all()]
-    entries = {e.item_id: e for e in release_entries(run)}
+    entries = {e.item_id: e for e in release_entries(run.release)}
     missing: set[str] = set()
     batches = [
         (judge, _judging_batch(run, judge, pairs_by_stratum, responses, entries, names, missing))
@@ -118,7 +119,7 @@ def jury_verdicts_collect(run: EvaluationRun, link: EvaluationLLMRun) -> None:
         return
     members = jury_members(run.judge)
     models = {m.pk: m for m in run.models.all()}
-    items = {e.item_id: e.item for e in release_entries(run)}
+    items = {e.item_id: e.item for e in release_entries(run.release)}
     scores: dict[tuple, dict[int, int | None]] = {}
     for ri in RunItem.objects.filter(run__in=round_links.values("llm_run")):
         ref = ri.ref
@@ -151,7 +152,7 @@ def jury_verdicts_collect(run: EvaluationRun, link: EvaluationLLMRun) -> None:
 def round_robin(run: EvaluationRun) -> dict:
     models = list(run.models.all())
     strata = {}
-    for entry in release_entries(run):
+    for entry in release_entries(run.release):
         if entry.item.kind != "open_prompt":
             continue
         for lang in run.languages:
@@ -172,7 +173,7 @@ def adaptive_next(run: EvaluationRun) -> dict:
     models = {m.code: m for m in run.models.all()}
     judged = list(PairVerdict.objects.filter(run=run, parsed=True).select_related("model_a", "model_b", "item"))
     groups: dict[tuple, list[int]] = {}
-    for entry in release_entries(run):
+    for entry in release_entries(run.release):
         if entry.item.kind != "open_prompt":
             continue
         for lang in run.languages:

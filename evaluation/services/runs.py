@@ -11,12 +11,14 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from annotation.releases.models import Release
+from annotation.releases.selectors import release_entries
 from calibration.models import CombineRule, Judge
 from calibration.services import primary_judge
 from evaluation import prompts
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse
+from evaluation.progress import RUNNING_PHASES
 from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
-from evaluation.services.common import EVALUATION_PURPOSE, release_entries
+from evaluation.services.common import EVALUATION_PURPOSE
 from evaluation.services.judging import adaptive_next, round_robin, start_judging
 from llm import services as llm_services
 from llm.calls import build_request, rough_request_cost
@@ -110,7 +112,7 @@ def evaluation_run_create(
 
 def _response_prompts(run: EvaluationRun, model: ModelUnderTest) -> list[dict]:
     result = []
-    for entry in release_entries(run):
+    for entry in release_entries(run.release):
         item, revision = entry.item, entry.revision
         for lang in run.languages:
             version = revision.content.get(lang)
@@ -181,7 +183,7 @@ def evaluation_estimate(*, run: EvaluationRun) -> dict:
     n_models = run.models.count()
     open_items = sum(
         1
-        for e in release_entries(run)
+        for e in release_entries(run.release)
         for lang in run.languages
         if e.item.kind == "open_prompt" and e.revision.content.get(lang)
     )
@@ -395,4 +397,42 @@ def evaluation_run_cancel(*, run: EvaluationRun) -> EvaluationRun:
     for link in run.llm_runs.select_related("llm_run"):
         if link.llm_run.status not in Run.FINISHED:
             llm_services.run_cancel(run=link.llm_run)
+    return run
+
+
+def _running_locked(run: EvaluationRun) -> EvaluationRun:
+    run = EvaluationRun.objects.select_for_update().get(pk=run.pk)
+    if run.phase not in RUNNING_PHASES:
+        raise ValidationError(
+            _("Only a running evaluation can be paused or resumed; this one is %(phase)s.")
+            % {"phase": run.get_phase_display()}
+        )
+    return run
+
+
+@transaction.atomic
+def evaluation_run_pause(*, run: EvaluationRun) -> EvaluationRun:
+    """Pause every queued or running LLM run of a running evaluation; what is in flight finishes."""
+    run = _running_locked(run)
+    paused = 0
+    for link in run.llm_runs.select_related("llm_run"):
+        if link.llm_run.can_become(Run.Status.PAUSED):
+            llm_services.run_pause(run=link.llm_run)
+            paused += 1
+    if not paused:
+        raise ValidationError(_("Nothing of this evaluation is queued or running; there is nothing to pause."))
+    return run
+
+
+@transaction.atomic
+def evaluation_run_resume(*, run: EvaluationRun) -> EvaluationRun:
+    """Queue the paused LLM runs of a running evaluation again; done work is kept."""
+    run = _running_locked(run)
+    resumed = 0
+    for link in run.llm_runs.select_related("llm_run"):
+        if link.llm_run.status == Run.Status.PAUSED:
+            llm_services.run_resume(run=link.llm_run)
+            resumed += 1
+    if not resumed:
+        raise ValidationError(_("No part of this evaluation is paused; there is nothing to resume."))
     return run

@@ -6,8 +6,9 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from calibration import services
-from calibration.juries import combine_verdicts, jury_create
+from calibration.juries import combine_verdicts
 from calibration.models import Judge, JudgeSelection, JudgeVerdict
+from calibration.services import jury_create
 from evaluation.models import EvaluationLLMRun, EvaluationRun, PairVerdict
 from evaluation.services import runs as evaluation_runs
 from evaluation.services.runs import rough_request_cost

@@ -24,8 +24,8 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils.html import escape
 
-from annotation.items import drafting
 from annotation.items.models import Benchmark, Dimension
+from annotation.items.services import drafting
 from annotation.labelling import services as labelling
 from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
 from annotation.labelling.pairwise import shown_choice
@@ -62,7 +62,7 @@ REQUIRED = {
     "logout": SIGNED_IN,
     "set-language": SIGNED_IN,
     "favicon": SIGNED_IN,
-    "api-root": SIGNED_IN,
+    "items-api-root": SIGNED_IN,
     "api-token": SIGNED_IN,
     "api-schema": SIGNED_IN,
     "api-docs": SIGNED_IN,

@@ -9,8 +9,8 @@ from django.contrib.auth.models import AnonymousUser
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.test import RequestFactory
 
-from annotation.items import drafting
 from annotation.items.models import Dimension
+from annotation.items.services import drafting
 from core import views
 from tests.factories import make_item
 

@@ -6,8 +6,8 @@ generation, calibration and evaluation runs like any other.
 
 import pytest
 
-from annotation.items import drafting
 from annotation.items.models import Benchmark, Dimension, Item
+from annotation.items.services import drafting
 from annotation.labelling import services as labelling
 from annotation.labelling.models import ModelResponse
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict

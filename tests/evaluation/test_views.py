@@ -75,3 +75,33 @@ def test_the_run_that_finishes_draws_its_page_figures_for_the_first_reader(
     client.cookies["django_language"] = "zh-hans"
     chinese = client.get(f"/evaluation/{run.pk}/").content.decode()
     assert 'lang="zh-hans"' in chinese and 'src="data:image/svg+xml;base64,' in chinese
+
+
+def test_the_run_page_pauses_and_resumes_a_running_evaluation(
+    frozen_release, primary, make_endpoint, researcher, login, make_user
+):
+    from evaluation import services
+    from llm.models import Run
+
+    run = services.evaluation_run_create(
+        name="pausable", release=frozen_release, endpoints=[make_endpoint("sim-mcq-acc90")], languages=["en"],
+        user=researcher,
+    )
+    services.evaluation_run_start(run=run, user=researcher)
+    client = login(researcher)
+    page = client.get(f"/evaluation/{run.pk}/").content.decode()
+    assert f'action="/evaluation/{run.pk}/pause/"' in page and 'id="resume-run"' not in page
+
+    paused = client.post(f"/evaluation/{run.pk}/pause/", follow=True)
+    assert run.llm_runs.filter(llm_run__status=Run.Status.PAUSED).count() == run.llm_runs.count() > 0
+    page = paused.content.decode()
+    assert f'action="/evaluation/{run.pk}/resume/"' in page and 'id="pause-run"' not in page
+    refused = client.post(f"/evaluation/{run.pk}/pause/", follow=True)
+    assert "there is nothing to pause" in " ".join(str(m) for m in refused.context["messages"])
+
+    client.post(f"/evaluation/{run.pk}/resume/")
+    assert not run.llm_runs.filter(llm_run__status=Run.Status.PAUSED).exists()
+
+    # The view checks the permission itself: a user without run_evaluation gets the 403 page, and nothing changes.
+    assert login(make_user()).post(f"/evaluation/{run.pk}/pause/").status_code == 403
+    assert not run.llm_runs.filter(llm_run__status=Run.Status.PAUSED).exists()

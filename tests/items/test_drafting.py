@@ -3,8 +3,8 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotation.items import drafting
 from annotation.items.models import Dimension, Item
+from annotation.items.services import drafting
 from llm import runner
 from tests.factories import make_item
 

@@ -3,9 +3,9 @@ its targets' labels and skips exact duplicates."""
 
 import pytest
 
-from annotation.items import drafting
 from annotation.items.diff import diff_text, split_sentences
 from annotation.items.models import Dimension, EmotionCategory, Item, Scenario
+from annotation.items.services import drafting
 from llm import runner
 from tests.factories import make_item
 from tests.items.test_views import editor_form

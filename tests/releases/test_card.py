@@ -7,6 +7,7 @@ from django.utils.translation import gettext as _
 
 from annotation.items import services
 from annotation.items.models import Benchmark, Dimension, Item
+from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
 from annotation.releases.models import Release
 from annotation.screening import services as screening
@@ -61,7 +62,7 @@ def screened(taxonomy, criteria, lead, make_user, fixed_clock):
 
 def test_card_states_the_screening_round_its_items_went_through(screened, admin_user):
     release = make_frozen_release(version="2.0.0", title="Screened", user=admin_user, override_reason="pilot sample")
-    card = english(releases.release_card_text(release=release))
+    card = english(release_selectors.release_card_text(release=release))
     alpha = round_statistics(round=screened).alpha
     assert alpha is not None
     criteria = ", ".join(c.name_en for c in screened.criteria.order_by("position", "code"))
@@ -92,7 +93,7 @@ def test_card_says_which_items_were_reviewed_at_an_earlier_revision(screened, le
     services.item_revise(item=item, state=services.ItemState(dimension=item.dimension, content=content), user=lead)
     # The revision sent the item back to draft; a lead accepts the new text without another round.
     services.item_status_decide(item=item, status="accepted", user=lead, reason="checked", source="lead_decision")
-    card = english(releases.release_card_text(release=make_frozen_release(version="2.1.0")))
+    card = english(release_selectors.release_card_text(release=make_frozen_release(version="2.1.0")))
     assert "- 1 of them reviewed at an earlier revision than the one pinned" in card.splitlines()
     assert "- 1 item with 2 revisions" in card.splitlines() and "- 2 items with 1 revision" in card.splitlines()
 
@@ -119,7 +120,7 @@ def test_card_counts_origins_and_sources_and_uses_singular_forms(taxonomy, lead)
         item=revised, state=services.ItemState(dimension=dim, content=numbered(40)), user=lead, message="by hand"
     )
     release = make_frozen_release(version="3.0.0", filters={"status": "draft"}, override_reason="drafts")
-    lines = english(releases.release_card_text(release=release)).splitlines()
+    lines = english(release_selectors.release_card_text(release=release)).splitlines()
     for line in [
         "- 1 item imported from EmoBench",
         "- 1 item imported without a recorded source",
@@ -140,7 +141,7 @@ def test_card_counts_origins_and_sources_and_uses_singular_forms(taxonomy, lead)
 def test_card_of_a_single_item_release_speaks_in_the_singular(taxonomy, lead):
     make_item(uid="solo", user=lead)
     release = make_frozen_release(version="4.0.0", filters={"status": "draft"}, override_reason="one item")
-    lines = english(releases.release_card_text(release=release)).splitlines()
+    lines = english(release_selectors.release_card_text(release=release)).splitlines()
     for line in [
         "- 1 item written by experts",
         "- 1 revision in the history of these items, up to the pinned ones",
@@ -156,7 +157,7 @@ def test_card_of_a_single_item_release_speaks_in_the_singular(taxonomy, lead):
 
 def test_card_is_written_in_each_language_of_the_release(screened, admin_user):
     release = make_frozen_release(version="5.0.0", user=admin_user, override_reason="pilot sample")
-    card = releases.release_card_text(release=release)
+    card = release_selectors.release_card_text(release=release)
     assert card.count("\n## English\n") == 1 and card.count("\n## 中文\n") == 1
     zh = chinese(card)
     dimension = Dimension.objects.get(benchmark__slug="facet", code="hidden_emotion_recognition")
@@ -175,14 +176,14 @@ def test_card_is_written_in_each_language_of_the_release(screened, admin_user):
 def test_english_only_release_has_an_english_card(taxonomy, lead):
     make_item(uid="en-only", kind="open_prompt", dimension="emotion_matching", content={"en": {"prompt": "Hi."}})
     release = make_frozen_release(version="6.0.0", filters={"status": "draft"}, override_reason="English only")
-    card = releases.release_card_text(release=release)
+    card = release_selectors.release_card_text(release=release)
     assert "## English" in card and "## 中文" not in card
     assert "| **total** | | 1 | 0 |" in card
 
 
 def test_card_is_kept_in_the_export_and_shown_on_the_page(frozen, admin_user, login):
-    files = releases.release_export_files(release=frozen)
-    assert files["README.md"].decode() == releases.release_card_text(release=frozen)
+    files = release_selectors.release_export_files(release=frozen)
+    assert files["README.md"].decode() == release_selectors.release_card_text(release=frozen)
     page = login(admin_user).get(f"/releases/facet/{frozen.version}/").content.decode()
     assert 'id="dataset-card"' in page and "Round" not in english(files["README.md"].decode())
     assert "4 items went through no screening round recorded in this instance." in page
@@ -200,7 +201,7 @@ def test_draft_page_shows_a_preview_of_the_card(accepted_items, admin_user, logi
 def test_demo_release_card_states_its_screening_truthfully(db):
     demo_seed()
     release = Release.objects.get(benchmark__slug="facet", version=DEMO_RELEASE)
-    card = english(releases.release_card_text(release=release))
+    card = english(release_selectors.release_card_text(release=release))
     pinned = list(release.entries.values_list("item_id", flat=True))
     rounds = sorted(set(RoundItem.objects.filter(item_id__in=pinned).values_list("round__number", flat=True)))
     unscreened = len(set(pinned) - set(RoundItem.objects.filter(item_id__in=pinned).values_list("item_id", flat=True)))

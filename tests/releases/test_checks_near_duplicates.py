@@ -6,6 +6,7 @@ import pytest
 
 from annotation.items import services, synthetic
 from annotation.items.models import Benchmark
+from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
 from annotation.releases.checks import EntryFacts, release_checklist
 from tests.factories import make_item
@@ -21,7 +22,7 @@ def build(**kwargs: object):
 
 
 def near_duplicate_check(release):
-    return next(c for c in releases.release_validate(release=release) if c.code == "near_duplicates")
+    return next(c for c in release_selectors.release_validate(release=release) if c.code == "near_duplicates")
 
 
 def test_only_the_release_s_items_are_compared(taxonomy, lead):

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from annotation.items import services
-from annotation.releases import services as releases
+from annotation.releases import selectors as release_selectors
 from tests.factories import make_frozen_release, make_item, mcq_content
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +29,7 @@ def hostile_release(taxonomy, lead):
 
 
 def test_items_csv_escapes_formula_cells_and_quotes_every_text_cell(hostile_release):
-    files = releases.release_export_files(release=hostile_release)
+    files = release_selectors.release_export_files(release=hostile_release)
     text = files["items.csv"].decode("utf-8")
 
     rows = {row["language"]: row for row in csv.DictReader(io.StringIO(text))}
@@ -45,7 +45,7 @@ def test_items_csv_escapes_formula_cells_and_quotes_every_text_cell(hostile_rele
 
 
 def test_json_and_parquet_files_keep_the_text_exact(hostile_release):
-    files = releases.release_export_files(release=hostile_release)
+    files = release_selectors.release_export_files(release=hostile_release)
 
     (record,) = [json.loads(line) for line in files["items.en.jsonl"].decode().splitlines()]
     assert record["context"] == HOSTILE["context"] and record["question"] == HOSTILE["question"]
@@ -55,7 +55,7 @@ def test_json_and_parquet_files_keep_the_text_exact(hostile_release):
 
 
 def test_a_cell_escaped_in_the_csv_reimports_exactly_from_the_jsonl(hostile_release):
-    files = releases.release_export_files(release=hostile_release)
+    files = release_selectors.release_export_files(release=hostile_release)
 
     report = services.items_import(data=files["items.bilingual.jsonl"], user=None)
 

@@ -29,6 +29,7 @@ from annotation.items.models import (
     ScenarioDomain,
 )
 from annotation.releases import record
+from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
 from annotation.releases.export import MANIFEST
 from annotation.releases.models import FrozenReleaseError, Release, ReleaseFile, ReleaseItem
@@ -102,7 +103,9 @@ def change_status_by_decision(lead):
 def change_status_by_reimport(lead):
     line = next(
         json.loads(line)
-        for line in releases.release_export_files(release=Release.objects.get())["items.bilingual.jsonl"].splitlines()
+        for line in release_selectors.release_export_files(release=Release.objects.get())[
+            "items.bilingual.jsonl"
+        ].splitlines()
         if json.loads(line)["uid"] == "rich-1"
     )
     services.items_import(data=json.dumps({**line, "status": "draft"}).encode(), user=lead)
@@ -194,15 +197,17 @@ LIVE_CHANGES = {
 
 @pytest.mark.parametrize("change", list(LIVE_CHANGES), ids=list(LIVE_CHANGES))
 def test_export_is_byte_identical_after_a_live_change(rich, lead, change):
-    before = releases.release_export_files(release=rich)
-    archive = releases.release_export_zip(release=rich)
+    before = release_selectors.release_export_files(release=rich)
+    archive = release_selectors.release_export_zip(release=rich)
     assert "#### Round 1: Before freeze" in before["README.md"].decode()
     mutate, read_by_export = LIVE_CHANGES[change]
     mutate(lead)
     release = Release.objects.get(pk=rich.pk)
-    assert releases.release_export_files(release=release) == before
-    assert releases.release_export_zip(release=release) == archive
-    rewritten = releases.release_files_build(release=release, entries=releases.release_entries(release))
+    assert release_selectors.release_export_files(release=release) == before
+    assert release_selectors.release_export_zip(release=release) == archive
+    rewritten = release_selectors.release_files_build(
+        release=release, entries=release_selectors.release_entries(release)
+    )
     assert (rewritten != before) is read_by_export
 
 
@@ -252,7 +257,7 @@ def test_files_and_their_manifest_are_recorded_at_freeze(frozen):
         assert f.size == len(bytes(f.content)) and f.sha256 == hashlib.sha256(bytes(f.content)).hexdigest()
     manifest = json.loads(bytes(rows[-1].content))
     assert manifest["files"] == {f.name: {"bytes": f.size, "sha256": f.sha256} for f in rows if f.name != MANIFEST}
-    assert releases.release_export_checksums(release=frozen) == [(f.name, f.size, f.sha256) for f in rows]
+    assert release_selectors.release_export_checksums(release=frozen) == [(f.name, f.size, f.sha256) for f in rows]
 
 
 def test_a_draft_has_no_files_and_a_refused_freeze_writes_none(accepted_items):
@@ -268,11 +273,11 @@ def test_release_page_shows_the_recorded_checksums_without_exporting(frozen, adm
     def refuse(*args, **kwargs):
         raise AssertionError("the page wrote the export again")
 
-    monkeypatch.setattr(releases, "export_files", refuse)
+    monkeypatch.setattr(release_selectors, "export_files", refuse)
     monkeypatch.setattr(record, "export_records", refuse)
     monkeypatch.setattr(record, "card_facts", refuse)
     page = login(admin_user).get(f"/releases/facet/{frozen.version}/").content.decode()
-    for name, _size, digest in releases.release_export_checksums(release=frozen):
+    for name, _size, digest in release_selectors.release_export_checksums(release=frozen):
         assert digest in page and name in page
     archive = zipfile.ZipFile(
         io.BytesIO(login(admin_user).get(f"/releases/facet/{frozen.version}/download.zip").content)

@@ -3,6 +3,7 @@
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
 from annotation.releases.models import Release
 from tests.factories import make_item
@@ -18,7 +19,7 @@ def test_frozen_release_page_reads_no_item_content_and_no_file_but_the_card(froz
     file_reads = [s for s in sql if '"releases_releasefile"."content"' in s]
     assert len(file_reads) == 1  # the kept README.md, shown as the dataset card
     html = page.content.decode()
-    for entry in releases.release_entries(frozen):
+    for entry in release_selectors.release_entries(frozen):
         assert entry.item.uid in html and f"r{entry.revision.number}" in html
 
 
@@ -41,7 +42,7 @@ def test_frozen_release_page_queries_do_not_grow_with_its_items(frozen, admin_us
 
 
 def test_release_page_lists_a_newer_revision_of_a_pinned_item(frozen, admin_user, login, lead):
-    entry = releases.release_entries(frozen)[0]
+    entry = release_selectors.release_entries(frozen)[0]
     content = entry.revision.content
     content["en"]["context"] += " Later edit."
     from annotation.items import services
@@ -57,7 +58,7 @@ def test_the_pinned_items_of_a_large_release_are_listed_a_page_at_a_time(frozen,
     from annotation.releases import views
 
     monkeypatch.setattr(views, "ENTRIES_PER_PAGE", 2)
-    uids = sorted(entry.item.uid for entry in releases.release_entries(frozen))
+    uids = sorted(entry.item.uid for entry in release_selectors.release_entries(frozen))
     assert len(uids) > 2
     client = login(admin_user)
     first = client.get(f"/releases/facet/{frozen.version}/").content.decode()

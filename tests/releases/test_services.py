@@ -16,6 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from annotation.items import services
 from annotation.items.interchange import SCHEMA_PATH
 from annotation.items.models import Benchmark, Item
+from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
 from annotation.releases.export import verify_directory
 from annotation.releases.models import FrozenReleaseError, Release, ReleaseItem
@@ -54,7 +55,7 @@ def test_checklist_names_each_failure_and_its_items(taxonomy, lead):
     del broken["en"]
     make_item(uid="broken-1", content=broken, user=lead, status="in_screening")
     release = build(filters={})
-    checks = {c.code: c for c in releases.release_validate(release=release)}
+    checks = {c.code: c for c in release_selectors.release_validate(release=release)}
     assert checks["all_accepted"].offenders == ["broken-1"] and not checks["all_accepted"].passed
     assert checks["bilingual_parity"].offenders == ["broken-1"]
     assert "broken-1: The English version is missing." in checks["bilingual_parity"].details
@@ -136,13 +137,13 @@ def test_frozen_release_refuses_raw_sql_through_database_triggers(frozen):
 
 
 def test_editing_an_item_after_freezing_does_not_change_the_release(frozen, lead):
-    before = releases.release_export_files(release=frozen)
+    before = release_selectors.release_export_files(release=frozen)
     item = Item.objects.get(uid="rel-0")
     content = mcq_content()
     content["en"]["question"] = "A later wording"
     services.item_revise(item=item, state=services.ItemState(dimension=item.dimension, content=content), user=lead)
     assert Item.objects.get(uid="rel-0").current_revision.number == 3
-    assert releases.release_export_files(release=Release.objects.get(pk=frozen.pk)) == before
+    assert release_selectors.release_export_files(release=Release.objects.get(pk=frozen.pk)) == before
 
 
 def test_export_of_a_draft_is_refused_and_leaves_nothing(accepted_items, tmp_path):
@@ -153,8 +154,8 @@ def test_export_of_a_draft_is_refused_and_leaves_nothing(accepted_items, tmp_pat
 
 
 def test_export_is_byte_identical_and_matches_its_manifest(frozen, tmp_path):
-    first = releases.release_export_zip(release=frozen)
-    second = releases.release_export_zip(release=Release.objects.get(pk=frozen.pk))
+    first = release_selectors.release_export_zip(release=frozen)
+    second = release_selectors.release_export_zip(release=Release.objects.get(pk=frozen.pk))
     assert first == second
     names = zipfile.ZipFile(io.BytesIO(first)).namelist()
     assert names == [
@@ -193,7 +194,7 @@ EXPECTED_SHA256 = {
 
 
 def test_export_bytes_are_the_same_on_every_database(frozen):
-    files = releases.release_export_files(release=frozen)
+    files = release_selectors.release_export_files(release=frozen)
     digests = {name: hashlib.sha256(files[name]).hexdigest() for name in EXPECTED_SHA256}
     assert digests == EXPECTED_SHA256
     table = pq.read_table(io.BytesIO(files["items.parquet"]))
@@ -201,7 +202,7 @@ def test_export_bytes_are_the_same_on_every_database(frozen):
 
 
 def test_exported_records_follow_the_published_schema_and_reimport_unchanged(frozen):
-    files = releases.release_export_files(release=frozen)
+    files = release_selectors.release_export_files(release=frozen)
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     lines = files["items.bilingual.jsonl"].decode().splitlines()
     for line in lines:
@@ -243,7 +244,7 @@ def test_compare_lists_added_removed_and_revised_items(frozen, lead):
             item=Item.objects.get(uid=uid), status=status, user=lead, reason="lead's call", source="lead_decision"
         )
     newer = build("1.1.0")
-    assert releases.release_compare(old=frozen, new=newer) == {
+    assert release_selectors.release_compare(old=frozen, new=newer) == {
         "added": ["rel-draft"],
         "removed": ["rel-2"],
         "revised": [{"uid": "rel-1", "old": 2, "new": 3}],

@@ -70,6 +70,12 @@ class Item(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=["draft", "in_screening", "accepted", "rejected"]), name="item_status_valid"
             ),
+            models.CheckConstraint(
+                condition=Q(difficulty__in=["easy", "medium", "hard", ""]), name="item_difficulty_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(origin__in=["expert", "llm_draft", "imported"]), name="item_origin_valid"
+            ),
         ]
         indexes = [models.Index(fields=["benchmark", "dimension", "status"])]
         verbose_name = _("item")

@@ -72,6 +72,9 @@ class Dimension(BilingualNamed):
         constraints = [
             models.UniqueConstraint(fields=["benchmark", "code"], name="dimension_code_unique_per_benchmark"),
             models.CheckConstraint(condition=~Q(parent=models.F("id")), name="dimension_not_own_parent"),
+            models.CheckConstraint(
+                condition=Q(level__in=["module", "layer", "dimension", "subcategory"]), name="dimension_level_valid"
+            ),
         ]
         verbose_name = _("dimension")
         verbose_name_plural = _("dimensions")
@@ -99,6 +102,11 @@ class EmotionCategory(BilingualNamed):
 
     class Meta:
         ordering = ["position", "code"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(valence__in=["positive", "neutral", "negative"]), name="emotion_valence_valid"
+            )
+        ]
         verbose_name = _("emotion category")
         verbose_name_plural = _("emotion categories")
 

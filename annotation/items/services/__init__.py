@@ -3,7 +3,8 @@
 - ``taxonomy``: loading taxonomy documents;
 - ``items``: creating and revising items, the editor's autosaved drafts;
 - ``statuses``: ``item_status_decide``, the only writer of an item's status, recording every decision;
-- ``imports``: JSONL imports, all or nothing.
+- ``imports``: JSONL imports, all or nothing;
+- ``drafting``: item templates and LLM drafting jobs (imported as a module: ``services.drafting``).
 """
 
 from annotation.items.services.imports import IMPORT_FORMATS, ImportFailed, ImportReport, TaxonomyIndex, items_import
@@ -20,6 +21,7 @@ from annotation.items.services.statuses import (
     DECIDE_STATUS,
     LEAD_DECISION_STATUSES,
     StatusDecisionForbidden,
+    item_create_with_status,
     item_status_decide,
     user_may_decide_status,
 )
@@ -37,6 +39,7 @@ __all__ = [
     "StatusDecisionForbidden",
     "TaxonomyIndex",
     "item_create",
+    "item_create_with_status",
     "item_draft_discard",
     "item_draft_save",
     "item_revise",

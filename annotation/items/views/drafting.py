@@ -6,9 +6,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 
-from annotation.items import drafting, selectors
+from annotation.items import selectors
 from annotation.items.forms import JobForm, TemplateForm
 from annotation.items.models import DraftingJob
+from annotation.items.services import drafting
 from core.permissions import permission_required
 
 

@@ -9,6 +9,5 @@ from core import home
 
 def home_page(request: HttpRequest) -> HttpResponse:
     """Show the user's queues, feedback on their items and runs, as their roles allow, then the bank's counts."""
-    context: dict = dict(selectors.bank_summary())
-    context.update(home.home_context(user=request.user))
+    context = {**selectors.bank_summary(), "panels": home.home_panels(user=request.user)}
     return render(request, "items/home.html", context)

@@ -10,12 +10,11 @@ Guards added, on top of 0002's:
   (``flush`` truncates every table at once: nothing is left for a release to point at).
 - Both: DELETE of an item revision that a frozen release pins (FK ``PROTECT`` stops the ORM only).
 
-Releases frozen before this migration (local demo databases) get their files written here, by this version's
-release code from the record as it stands; that code reads the current models, so it runs only when such a
-release exists.
+A migration reads historical models only, and writing export files takes the whole export code (records, dataset
+card, manifest) as it stands at freeze: a database holding a release frozen before this migration (only a local
+demo database built by an older tree could) is refused with a message, as ``demo_database_prepare`` refuses any
+database it cannot rebuild. Migrate into a new, empty database instead (docs/development.md, Migrations).
 """
-
-import hashlib
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -116,27 +115,17 @@ def run(statements_by_vendor):
     return apply
 
 
-def keep_files_of_releases_frozen_before(apps, schema_editor):
-    frozen = list(apps.get_model("releases", "Release").objects.filter(status="frozen").values_list("pk", flat=True))
-    if not frozen:
-        return
-    from annotation.releases import services
-    from annotation.releases.models import Release
-
-    ReleaseFile = apps.get_model("releases", "ReleaseFile")
-    for release in Release.objects.filter(pk__in=frozen):
-        files = services.release_files_build(release=release, entries=services.release_entries(release))
-        ReleaseFile.objects.bulk_create(
-            [
-                ReleaseFile(
-                    release_id=release.pk,
-                    name=name,
-                    content=data,
-                    size=len(data),
-                    sha256=hashlib.sha256(data).hexdigest(),
-                )
-                for name, data in files.items()
-            ]
+def refuse_releases_frozen_before(apps, schema_editor):
+    Release = apps.get_model("releases", "Release")
+    frozen = sorted(
+        f"{slug} {version}"
+        for slug, version in Release.objects.filter(status="frozen").values_list("benchmark__slug", "version")
+    )
+    if frozen:
+        raise RuntimeError(
+            f"Release(s) {', '.join(frozen)} were frozen before releases kept their export files, and a migration "
+            "cannot write those files (it reads historical models, not the export code). Migrate into a new, "
+            "empty database instead (docs/development.md, Migrations)."
         )
 
 
@@ -170,7 +159,7 @@ class Migration(migrations.Migration):
                 "constraints": [models.UniqueConstraint(fields=("release", "name"), name="release_file_name_unique")],
             },
         ),
-        migrations.RunPython(keep_files_of_releases_frozen_before, migrations.RunPython.noop),
+        migrations.RunPython(refuse_releases_frozen_before, migrations.RunPython.noop),
         migrations.RunPython(
             run({"sqlite": SQLITE, "postgresql": POSTGRES}),
             run({"sqlite": SQLITE_REVERSE, "postgresql": POSTGRES_REVERSE}),

@@ -3,6 +3,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
 from annotation.releases.models import Release
 
@@ -23,7 +24,7 @@ class Command(BaseCommand):
         try:
             files = releases.release_export_to_directory(release=release, out=options["out"])
             if options["zip"]:
-                data = releases.release_export_zip(release=release)
+                data = release_selectors.release_export_zip(release=release)
                 tmp = options["zip"].with_name(options["zip"].name + ".partial")
                 tmp.write_bytes(data)
                 tmp.replace(options["zip"])

@@ -4,6 +4,7 @@ from django.db import transaction
 
 from annotation.items import selectors
 from annotation.items.models import Benchmark
+from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
 from annotation.releases.models import Release
 
@@ -70,7 +71,7 @@ class Command(BaseCommand):
             self.stdout.write(f"built release {release} with {release.entries.count()} items")
         elif filters:
             raise CommandError(f"release {release} already exists; --from-filter only applies to a new release")
-        for check in releases.release_validate(release=release):
+        for check in release_selectors.release_validate(release=release):
             mark = "PASS" if check.passed else "FAIL"
             self.stdout.write(f"  [{mark}] {check.code}: {check.summary}")
         return releases.release_freeze(release=release, user=user, override_reason=options["override_reason"])

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.releases import services as releases
+from annotation.releases import selectors as release_selectors
 from annotation.releases.models import Release
 
 REASONS = {
@@ -43,7 +43,9 @@ class Command(BaseCommand):
             if release is None:
                 raise CommandError(f"no release {version} of benchmark {slug!r}")
         try:
-            result = releases.release_export_verify(directory=directory, offline=options["offline"], release=release)
+            result = release_selectors.release_export_verify(
+                directory=directory, offline=options["offline"], release=release
+            )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         if result.against == "database":

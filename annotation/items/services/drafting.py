@@ -1,4 +1,4 @@
-"""Services for item templates and LLM drafting jobs: candidates arrive as drafts, malformed ones are reported."""
+"""Writes of item templates and LLM drafting jobs: candidates arrive as drafts, malformed ones are reported."""
 
 import json
 import math
@@ -9,9 +9,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from annotation.items import services
 from annotation.items.content import LANGUAGES, check_parity, normalise_content, searchable_text, validate_content
 from annotation.items.models import Dimension, DraftingJob, EmotionCategory, Item, ItemTemplate, Scenario
+from annotation.items.services.items import ItemState, item_create
 from llm import collectors
 from llm import services as llm_services
 from llm.models import Endpoint, Run, RunItem
@@ -247,12 +247,12 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
         uid = f"{dimension.code}-draft-{job.pk}-{n}"
         scenario = scenarios.get(ri.ref.get("scenario"))
         emotion = emotions.get(ri.ref.get("emotion"))
-        item = services.item_create(
+        item = item_create(
             benchmark=dimension.benchmark,
             uid=uid,
             kind=template.kind,
             user=user,
-            state=services.ItemState(
+            state=ItemState(
                 dimension=dimension,
                 content=content,
                 scenario=scenario,
