@@ -15,12 +15,16 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from core.canonical import canonical_json
-from llm import lifecycle, parsers, selectors
+from llm import collection, lifecycle, parsers, selectors
 from llm.bulk import insert_rows
 from llm.calls import RequestError, build_request, request_hash, rough_request_cost
 from llm.executor import CallSpec, execute_all
 from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunChunk, RunItem
 from llm.recording import CallState, KeyProblem, endpoint_config, merge_outcome, outcome_cost, parse_cached
+
+# Starting or resuming a run queues its workers: the one import of the worker package from here (it never
+# imports this module back; tests/llm/test_layers.py checks both).
+from llm.worker import tasks as worker_tasks
 
 ENDPOINT_FIELDS = (
     "name",
@@ -421,13 +425,11 @@ def _cached_results(endpoint: Endpoint, hashes: list[str], parse: parsers.Parser
 
 
 def _enqueue(run: Run, *, n_chunks: int | None = None) -> None:
-    from llm import tasks
-
     if n_chunks is None:
         n_chunks = run.chunks.exclude(status=RunChunk.Status.DONE).count()
     n_tasks = max(1, min(n_chunks, settings.LLM_TASKS_PER_RUN))
     run_id = run.pk
-    transaction.on_commit(lambda: [tasks.run_work.enqueue(run_id) for _ in range(n_tasks)])
+    transaction.on_commit(lambda: [worker_tasks.run_work.enqueue(run_id) for _ in range(n_tasks)])
 
 
 def _locked(run: Run) -> Run:
@@ -516,7 +518,7 @@ def run_collect_again(*, run: Run) -> Run:
     if run.collected_at is not None:
         raise ValidationError(_("This run's results were already collected."))
     try:
-        lifecycle.run_collect(run_id=run.pk)
+        collection.run_collect(run_id=run.pk)
     except ValidationError:
         raise
     except Exception as exc:

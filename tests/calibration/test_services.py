@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from annotation.labelling.models import Comparison, ExpertLabel
 from calibration import services
 from calibration.models import JudgeVerdict
-from llm import runner
+from llm.worker import runner
 from tests.factories import make_judge, make_llm_endpoint
 
 

@@ -11,8 +11,9 @@ from annotation.items.models import Benchmark, Dimension, Item
 from annotation.labelling import services as labelling
 from annotation.labelling.models import ModelResponse
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
-from llm import collectors, runner
+from llm import collectors
 from llm.models import Run, RunItem
+from llm.worker import runner
 from tests.factories import (
     make_calibration_run,
     make_evaluation_run,

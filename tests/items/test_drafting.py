@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 
 from annotation.items import drafting
 from annotation.items.models import Dimension, Item
-from llm import runner
+from llm.worker import runner
 from tests.factories import make_item
 
 

@@ -6,7 +6,7 @@ import pytest
 from annotation.items import drafting
 from annotation.items.diff import diff_text, split_sentences
 from annotation.items.models import Dimension, EmotionCategory, Item, Scenario
-from llm import runner
+from llm.worker import runner
 from tests.factories import make_item
 from tests.items.test_views import editor_form
 

@@ -10,7 +10,7 @@ from annotation.items.models import Benchmark
 from annotation.items.services import ImportFailed
 from annotation.labelling import services as comparisons
 from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
-from llm import runner
+from llm.worker import runner
 from tests.factories import make_item
 
 pytestmark = pytest.mark.django_db

@@ -1,8 +1,8 @@
 """The database side of a worker's work on a run: lease chunks, reserve budget, record batches, store outcomes.
 
-``llm.runner.RunWorker`` runs the event loop and sends the requests; every database step it takes is a method of
-``ChunkStore`` here, run in the worker's one database thread (see ``llm.runner`` for leases, fencing, exactly-once
-billing, batches and budgets).
+``llm.worker.runner.RunWorker`` runs the event loop and sends the requests; every database step it takes is a
+method of ``ChunkStore`` here, run in the worker's one database thread (see ``llm.worker.runner`` for leases,
+fencing, exactly-once billing, batches and budgets).
 """
 
 import asyncio
@@ -20,11 +20,10 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from llm import batches, limits, parsers, recovery
+from llm import parsers
 from llm.bulk import update_rows
 from llm.calls import request_max_cost
 from llm.executor import CallOutcome, CallSpec, EndpointConfig
-from llm.leases import FlushResult, Lease
 from llm.lifecycle import run_transition
 from llm.models import BudgetPool, LLMCall, Run, RunBatch, RunChunk, RunItem
 from llm.recording import (
@@ -35,8 +34,10 @@ from llm.recording import (
     outcome_cost,
     parse_cached,
 )
+from llm.worker import batches, database, limits
+from llm.worker.leases import FlushResult, Lease
 
-logger = logging.getLogger("llm.runner")
+logger = logging.getLogger("llm.worker.runner")
 
 TICK_SECONDS = 0.05
 # A request that failed in this many batches of a run set to re-batch failures is sent live instead.
@@ -99,7 +100,7 @@ class ChunkStore:
         before = set(self.leases)
         try:
             return self._claim()
-        except recovery.DATABASE_ERRORS:
+        except database.DATABASE_ERRORS:
             for chunk_id in set(self.leases) - before:
                 del self.leases[chunk_id]
             raise
@@ -418,7 +419,7 @@ class ChunkStore:
         lost, succeeded = set(self.lost), self.succeeded_here
         try:
             result = self._flush(outcomes, finished_batches)
-        except recovery.DATABASE_ERRORS:
+        except database.DATABASE_ERRORS:
             self.leases, self.lost, self.succeeded_here = leases, lost, succeeded
             self.calls.update(calls)
             self.verify_next_flush = True
