@@ -13,15 +13,15 @@ returns the stored reply without billing it twice. See docs/llm.md for providers
 The event loop runs in the worker's main thread; every database access goes through one extra thread, so the
 ORM is never touched from async code and one connection serves the whole task. A lost database connection does
 not fail the run: each database step is run again after reconnecting (``llm.worker.database.retry_database``),
-with the worker's own bookkeeping put back as it was before the failed step. If the database stays away for longer than
-``LLM_WORKER_DB_RETRY_SECONDS``, the task gives up, releases nothing and leaves the run running: its leases
-expire and a live worker queues the run again.
+with the worker's own bookkeeping put back as it was before the failed step. If the database stays away for
+longer than ``LLM_WORKER_DB_RETRY_SECONDS``, the task gives up, releases nothing and leaves the run running: its
+leases expire and a live worker queues the run again.
 
-Requests are admitted by a ``llm.worker.limits.SharedGate``, so the endpoint's concurrency and rate limits hold across
-every worker.
+Requests are admitted by a ``llm.worker.limits.SharedGate``, so the endpoint's concurrency and rate limits hold
+across every worker.
 
-Batch mode: a chunk's requests go to the provider as one batch (``llm.worker.batches``). The ``RunBatch`` row is written
-("creating", with its requests) before the provider is asked, and the provider's batch id right after; a worker
+Batch mode: a chunk's requests go to the provider as one batch (``llm.worker.batches``). The ``RunBatch`` row is
+written ("creating", with its requests) before the provider is asked, and the provider's batch id right after; a worker
 that finds a row "creating" without an id looks the batch up by its key in the provider's metadata before creating
 one. The results are stored as ordinary calls, in the same transaction that marks the batch finished. When the run
 is cancelled (or fails) while a worker follows its batches, the worker asks the provider to cancel the open ones.
