@@ -12,9 +12,9 @@ from annotation.labelling.pairwise import shown_choice
 from calibration import services
 from calibration.models import CalibrationRun, Judge
 from demo.base import DEMO_PASSWORD
-from llm import runner
 from llm.models import Endpoint
-from llm.simulation import quality_score
+from llm.simulator.simulation import quality_score
+from llm.worker.inline import run_work_inline
 
 RESPONDERS = ("Simulator · template style", "Simulator · list style", "Simulator · concise style")
 JUDGES = (
@@ -46,7 +46,7 @@ def _responses(benchmark: Benchmark) -> None:
         if ModelResponse.objects.filter(model_name=endpoint.model).exists():
             continue
         run = comparisons.responses_generate(benchmark=benchmark, endpoint=endpoint, user=None, start=False)
-        runner.run_work(run_id=run.pk)
+        run_work_inline(run_id=run.pk)
         comparisons.responses_collect(run=run)
 
 
@@ -101,7 +101,7 @@ def demo_calibration() -> str:
         start=False,
     )
     for judge_run in run.judge_runs.all():
-        runner.run_work(run_id=judge_run.llm_run_id)
+        run_work_inline(run_id=judge_run.llm_run_id)
     report = services.calibration_report_compute(run=run)
     researcher = get_user_model().objects.get(username="researcher")
     chosen = Judge.objects.get(name=report["suggestion"]["judge"] or judges[0].name)

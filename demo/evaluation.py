@@ -4,8 +4,8 @@ from annotation.releases.models import Release
 from demo.calibration import demo_calibration
 from evaluation import services
 from evaluation.models import EvaluationRun
-from llm import runner
 from llm.models import Endpoint
+from llm.worker.inline import run_work_inline
 
 RUN_NAME = "Demo evaluation"
 MODELS = (
@@ -34,7 +34,7 @@ def demo_studies() -> str:
     services.evaluation_run_start(run=run, user=None, start=False)
     for _ in range(10):
         for link in run.llm_runs.filter(collected=False):
-            runner.run_work(run_id=link.llm_run_id)
+            run_work_inline(run_id=link.llm_run_id)
         if services.evaluation_run_advance(run=run, start=False) == EvaluationRun.Phase.DONE:
             break
         run.refresh_from_db()

@@ -1,6 +1,6 @@
 """Send requests to an OpenAI-compatible endpoint concurrently, with retries, rate limiting and parsing.
 
-No database here: the executor takes plain specs and returns plain outcomes; ``llm.runner`` stores them.
+No database here: the executor takes plain specs and returns plain outcomes; ``llm.worker.runner`` stores them.
 It uses the ``openai`` async client with its own retries switched off, so that every retry is counted,
 ``retry-after`` is honoured and the idempotency key stays the same across retries of one send.
 """
@@ -259,6 +259,7 @@ def http_client_class() -> type[httpx2.AsyncClient]:
     limits throughput at dozens of concurrent requests in one process.
     """
     try:
+        # Only whether aiohttp can be imported matters here: the openai client imports it itself.
         import aiohttp  # noqa: F401
     except ImportError:
         return openai.DefaultAsyncHttpxClient
@@ -268,8 +269,8 @@ def http_client_class() -> type[httpx2.AsyncClient]:
 class LocalGate:
     """The endpoint's limits within this process only: a semaphore and evenly spaced starts.
 
-    For single calls (``call_make``, *Test connection*); runs pass the executor a ``llm.limits.SharedGate``, which
-    holds the limits across every worker.
+    For single calls (``call_make``, *Test connection*); runs pass the executor a
+    ``llm.worker.limits.SharedGate``, which holds the limits across every worker.
     """
 
     def __init__(self, max_concurrency: int, rpm: int) -> None:

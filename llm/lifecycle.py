@@ -1,22 +1,18 @@
-"""Status changes of a run, and the collection of its results when it finishes.
+"""Status changes of a run; a run that finishes is queued to be collected.
 
 Every status change goes through ``run_transition`` (a conditional UPDATE that only applies a move allowed by
 ``Run.TRANSITIONS``) or, for a row already locked, ``run_transition_locked``. A move into a finished status
-queues ``run_collect`` after the transaction commits, so collectors never see uncommitted results and never run
-inside the worker's transaction.
+queues the ``llm.tasks.run_collect`` task after the transaction commits, so collectors never see uncommitted
+results and run in a worker: never inside the transaction, or the request, that finished the run.
 """
-
-import logging
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from llm import collectors
+from llm import tasks
 from llm.models import Run
-
-logger = logging.getLogger("llm.lifecycle")
 
 
 def run_transition(*, run_id: int, to: str, **fields: object) -> bool:
@@ -55,36 +51,6 @@ def run_transition_locked(*, run: Run, to: str, fields: tuple[str, ...] = ()) ->
 
 
 def _collect_after_commit(run_id: int) -> None:
-    transaction.on_commit(lambda: run_collect_quietly(run_id))
-
-
-def run_collect(*, run_id: int) -> bool:
-    """Hand a finished run's results to its app's collector, once; return whether the collector ran now.
-
-    The collector runs in the same transaction that marks the run collected, so its writes and the mark commit
-    together: a failed collector leaves the run uncollected, with the error recorded, to be collected again.
-    """
-    try:
-        with transaction.atomic():
-            run = Run.objects.select_for_update().get(pk=run_id)
-            if run.status not in Run.FINISHED or run.collected_at is not None:
-                return False
-            collector = collectors.get(run.purpose)
-            if collector is not None:
-                collector(run)
-            run.collected_at = timezone.now()
-            run.collect_error = ""
-            run.save(update_fields=["collected_at", "collect_error"])
-            return True
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        Run.objects.filter(pk=run_id).update(collect_error=message[:5000])
-        raise
-
-
-def run_collect_quietly(run_id: int) -> None:
-    """Collect a run after a commit; an error is recorded on the run and logged, never raised into the caller."""
-    try:
-        run_collect(run_id=run_id)
-    except Exception:
-        logger.exception("Run %s: collecting its results failed", run_id)
+    # Robust: the status change has committed already, so a failed enqueue is logged rather than raised into the
+    # worker or request that made it; the run then stays uncollected, and *Collect again* is offered.
+    transaction.on_commit(lambda: tasks.run_collect.enqueue(run_id), robust=True)

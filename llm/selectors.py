@@ -56,7 +56,7 @@ def run_results(*, run: Run) -> list[dict]:
 def run_is_stalled(*, run: Run, now: object = None) -> bool:
     """Return whether a running run has shown no sign of a live worker for ``LLM_STALL_SECONDS``.
 
-    Workers queue such runs again on their own (``llm.recovery``); Resume does the same by hand.
+    Workers queue such runs again on their own (``llm.worker.recovery``); Resume does the same by hand.
     """
     if run.status != Run.Status.RUNNING:
         return False

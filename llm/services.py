@@ -1,7 +1,6 @@
 """Every write on endpoints, calls and runs: called by views, the API, commands and other apps alike."""
 
 import asyncio
-import hashlib
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -14,13 +13,16 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from core.canonical import canonical_json
-from llm import lifecycle, parsers, selectors
+from llm import collection, lifecycle, parsers, planning, selectors
 from llm.bulk import insert_rows
-from llm.calls import RequestError, build_request, request_hash, rough_request_cost
+from llm.calls import build_request, request_hash
 from llm.executor import CallSpec, execute_all
 from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunChunk, RunItem
 from llm.recording import CallState, KeyProblem, endpoint_config, merge_outcome, outcome_cost, parse_cached
+
+# Starting or resuming a run queues its workers: the one import of the worker package from here (it never
+# imports this module back; tests/llm/test_layers.py checks both).
+from llm.worker import tasks as worker_tasks
 
 ENDPOINT_FIELDS = (
     "name",
@@ -242,23 +244,6 @@ def call_make(
 # --- runs -------------------------------------------------------------------------------------------------------
 
 
-def ref_key(ref: dict) -> str:
-    """Return the run-unique key of a prompt given by reference: its canonical JSON, or a digest when long."""
-    text = canonical_json(ref)
-    return text if len(text) <= 200 else "ref-" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def _prompt_request(endpoint: Endpoint, prompt: dict, defaults: dict) -> dict:
-    return build_request(
-        api_style=endpoint.api_style,
-        model=endpoint.model,
-        defaults=defaults,
-        messages=prompt.get("messages"),
-        prompt=prompt.get("prompt"),
-        params=prompt.get("params"),
-    )
-
-
 @transaction.atomic
 def run_create(
     *,
@@ -290,6 +275,51 @@ def run_create(
     uploaded by people carry a ``"key"`` instead (a unique label). All or nothing: one bad prompt refuses the
     whole run, naming the prompt at fault.
     """
+    run = _run_new(
+        endpoint=endpoint,
+        parser=parser,
+        name=name,
+        user=user,
+        fresh=fresh,
+        purpose=purpose,
+        max_parse_retries=max_parse_retries,
+        chunk_size=chunk_size,
+        batch=batch,
+        batch_fallback=batch_fallback,
+        budget=budget,
+        budget_pool=budget_pool,
+    )
+    groups = planning.prompts_group(endpoint=endpoint, prompts=prompts, nonce_prefix=f"run:{run.pk}" if fresh else None)
+    cached = {} if fresh else _cached_results(endpoint, list(groups), parsers.get(parser))
+    now = timezone.now()
+    open_chunks = _run_items_store(run, planning.chunks_cut(groups.values(), run.chunk_size), cached, now=now)
+    run.estimated_cost, run.estimated_cost_batch = planning.cost_estimates(endpoint=endpoint, groups=groups.values())
+    run.save(update_fields=["planned", "done", "cached", "estimated_cost", "estimated_cost_batch"])
+    if not open_chunks:
+        # Every answer came from the cache: the run is done as it is created, and queued to be collected.
+        run.started_at = run.finished_at = now
+        run = lifecycle.run_transition_locked(run=run, to=Run.Status.DONE, fields=("started_at",))
+    elif start:
+        _enqueue(run, n_chunks=open_chunks)
+    return run
+
+
+def _run_new(
+    *,
+    endpoint: Endpoint,
+    parser: str,
+    name: str,
+    user: AbstractBaseUser | None,
+    fresh: bool,
+    purpose: str,
+    max_parse_retries: int | None,
+    chunk_size: int | None,
+    batch: bool | None,
+    batch_fallback: str,
+    budget: Decimal | None,
+    budget_pool: BudgetPool | None,
+) -> Run:
+    """Save a new run's row, with the settings' defaults for what the caller left out; refuse an unknown parser."""
     try:
         parsers.get(parser)
     except KeyError as exc:
@@ -312,62 +342,17 @@ def run_create(
     )
     run.full_clean()
     run.save()
-    defaults = endpoint.default_params()
-    errors: list[str] = []
-    groups: dict[str, list[dict]] = {}
-    keys: set[str] = set()
-    count = 0
-    for position, prompt in enumerate(prompts, start=1):
-        count = position
-        if count > settings.LLM_RUN_MAX_PROMPTS:
-            raise ValidationError(_("A run holds at most %(n)s prompts.") % {"n": settings.LLM_RUN_MAX_PROMPTS})
-        if not isinstance(prompt, dict):
-            errors.append(_("Prompt %(n)s: not an object.") % {"n": position})
-            continue
-        ref = prompt.get("ref") or {}
-        if not isinstance(ref, dict):
-            errors.append(_("Prompt %(n)s: the reference must be an object.") % {"n": position})
-            continue
-        key = str(prompt.get("key") or (ref_key(ref) if ref else "")).strip()
-        if not key or len(key) > 200:
-            errors.append(_("Prompt %(n)s: needs a key of 1 to 200 characters (or a reference).") % {"n": position})
-            continue
-        if key in keys:
-            errors.append(_("Prompt %(n)s: the key %(key)s is used twice.") % {"n": position, "key": key})
-            continue
-        keys.add(key)
-        try:
-            request = _prompt_request(endpoint, prompt, defaults)
-        except RequestError as exc:
-            errors.append(_("Prompt %(n)s (%(key)s): %(error)s") % {"n": position, "key": key, "error": exc})
-            continue
-        hints = prompt.get("hints") or {}
-        if not isinstance(hints, dict):
-            errors.append(_("Prompt %(n)s (%(key)s): hints must be an object.") % {"n": position, "key": key})
-            continue
-        digest = request_hash(request, fresh_nonce=f"run:{run.pk}:{key}" if fresh else "")
-        groups.setdefault(digest, []).append(
-            {"key": key, "ref": ref, "position": position, "request": request, "request_hash": digest, "hints": hints}
-        )
-        if len(errors) >= 20:
-            break
-    if errors:
-        raise ValidationError(errors)
-    if not count:
-        raise ValidationError(_("The run has no prompts."))
-    cached = {} if fresh else _cached_results(endpoint, list(groups), parsers.get(parser))
-    # Identical requests share a call, so they go in the same chunk: no two workers ever send the same request.
-    chunk_rows: list[list[dict]] = [[]]
-    for group in groups.values():
-        if chunk_rows[-1] and len(chunk_rows[-1]) + len(group) > run.chunk_size:
-            chunk_rows.append([])
-        chunk_rows[-1].extend(group)
-    now = timezone.now()
-    for rows in chunk_rows:
-        for row in rows:
-            if row["request_hash"] in cached:
-                call_id, result = cached[row["request_hash"]]
-                row.update(call_id=call_id, result=result, status=RunItem.Status.DONE, cached=True, finished_at=now)
+    return run
+
+
+def _run_items_store(
+    run: Run, chunk_rows: list[list[dict]], cached: dict[str, tuple[int, object]], *, now: object
+) -> int:
+    """Save the run's chunks and items, those answered from the cache done already; return how many chunks are open.
+
+    Sets (without saving) the run's counts of planned, done and cached items.
+    """
+    _rows_answer_from_cache(chunk_rows, cached, now=now)
     chunks = RunChunk.objects.bulk_create(
         [
             RunChunk(run=run, number=number, status=RunChunk.Status.DONE, finished_at=now)
@@ -385,25 +370,17 @@ def run_create(
     insert_rows(RunItem, items, [f.attname for f in RunItem._meta.concrete_fields if not f.primary_key])
     run.planned = len(items)
     run.done = run.cached = sum(1 for item in items if item["cached"])
-    for field_name, batch_prices in (("estimated_cost", False), ("estimated_cost_batch", True)):
-        price_input, price_output = endpoint.prices(batch=batch_prices)
-        estimate = sum(
-            (
-                rough_request_cost(group[0]["request"], price_input=price_input, price_output=price_output)
-                for group in groups.values()
-            ),
-            Decimal("0"),
-        )
-        setattr(run, field_name, estimate)
-    open_chunks = sum(1 for chunk in chunks if chunk.status != RunChunk.Status.DONE)
-    run.save(update_fields=["planned", "done", "cached", "estimated_cost", "estimated_cost_batch"])
-    if not open_chunks:
-        # Every answer came from the cache: the run is done as it is created, and collected after commit.
-        run.started_at = run.finished_at = now
-        run = lifecycle.run_transition_locked(run=run, to=Run.Status.DONE, fields=("started_at",))
-    elif start:
-        _enqueue(run, n_chunks=open_chunks)
-    return run
+    return sum(1 for chunk in chunks if chunk.status != RunChunk.Status.DONE)
+
+
+def _rows_answer_from_cache(
+    chunk_rows: list[list[dict]], cached: dict[str, tuple[int, object]], *, now: object
+) -> None:
+    for rows in chunk_rows:
+        for row in rows:
+            if row["request_hash"] in cached:
+                call_id, result = cached[row["request_hash"]]
+                row.update(call_id=call_id, result=result, status=RunItem.Status.DONE, cached=True, finished_at=now)
 
 
 def _cached_results(endpoint: Endpoint, hashes: list[str], parse: parsers.Parser) -> dict[str, tuple[int, object]]:
@@ -421,13 +398,11 @@ def _cached_results(endpoint: Endpoint, hashes: list[str], parse: parsers.Parser
 
 
 def _enqueue(run: Run, *, n_chunks: int | None = None) -> None:
-    from llm import tasks
-
     if n_chunks is None:
         n_chunks = run.chunks.exclude(status=RunChunk.Status.DONE).count()
     n_tasks = max(1, min(n_chunks, settings.LLM_TASKS_PER_RUN))
     run_id = run.pk
-    transaction.on_commit(lambda: [tasks.run_work.enqueue(run_id) for _ in range(n_tasks)])
+    transaction.on_commit(lambda: [worker_tasks.run_work.enqueue(run_id) for _ in range(n_tasks)])
 
 
 def _locked(run: Run) -> Run:
@@ -516,7 +491,7 @@ def run_collect_again(*, run: Run) -> Run:
     if run.collected_at is not None:
         raise ValidationError(_("This run's results were already collected."))
     try:
-        lifecycle.run_collect(run_id=run.pk)
+        collection.run_collect(run_id=run.pk)
     except ValidationError:
         raise
     except Exception as exc:

@@ -2,7 +2,7 @@
 """Count how often the option chosen by log-probability scoring changes when the option's first token counts.
 
     .venv/bin/python scripts/logprob_choices.py                  # the simulator as it is now
-    git show HEAD:llm/simulation.py > /tmp/simulation_old.py
+    git show HEAD:llm/simulator/simulation.py > /tmp/simulation_old.py
     .venv/bin/python scripts/logprob_choices.py --simulation /tmp/simulation_old.py   # an older simulator
 
 Reads the EmoBench EA items (``../shared/data/external/emobench/EA.jsonl``) through the project's importer,
@@ -33,7 +33,8 @@ django.setup()
 
 from annotation.items.emobench import emobench_records  # noqa: E402
 from evaluation import prompts  # noqa: E402
-from llm import parsers, simulation  # noqa: E402
+from llm import parsers  # noqa: E402
+from llm.simulator import simulation  # noqa: E402
 
 DEFAULT_PATH = ROOT.parent / "shared/data/external/emobench/EA.jsonl"
 
@@ -43,7 +44,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--path", type=Path, default=DEFAULT_PATH, help="EmoBench EA.jsonl")
     parser.add_argument("--seeds", type=int, default=10, help="simulator seeds 0..N-1 (default 10)")
     parser.add_argument("--model", default="sim-base", help="simulated model name (default sim-base)")
-    parser.add_argument("--simulation", type=Path, help="a simulation module file to use instead of llm/simulation.py")
+    parser.add_argument(
+        "--simulation", type=Path, help="a simulation module file to use instead of llm/simulator/simulation.py"
+    )
     return parser.parse_args()
 
 
@@ -78,7 +81,7 @@ def main() -> None:
     sim = load_simulation(args.simulation)
     rows = [(n, json.loads(line)) for n, line in enumerate(args.path.read_text(encoding="utf-8").splitlines(), 1)]
     records, _faults = emobench_records(rows)
-    print(f"{args.path.name}: {len(records)} items; simulator {args.simulation or 'llm/simulation.py'}")
+    print(f"{args.path.name}: {len(records)} items; simulator {args.simulation or 'llm/simulator/simulation.py'}")
     for language in ("en", "zh"):
         versions = [r["content"][language] for _, r in records if language in r["content"]]
         changed_shares, legacy_accuracy, fixed_accuracy, unscored = [], [], [], 0

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from llm.simulation import quality_score
+from llm.simulator.simulation import quality_score
 
 
 def expert_verdict(expert: str, comparison: dict) -> tuple[str, int | None]:

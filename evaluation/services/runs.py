@@ -338,7 +338,7 @@ def advance_locked(run: EvaluationRun, *, user: AbstractBaseUser | None, start: 
         _share_budget(run)
         return run.phase
     _report_store(run)
-    # Draw the page's figures now, in the worker that finished the run, so the first reader does not wait for them.
+    # Draw the page's figures now, in the worker that collects the run, so the first reader does not wait for them.
     transaction.on_commit(lambda: figures_draw(run_id=run.pk))
     return run.phase
 

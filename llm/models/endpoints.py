@@ -4,6 +4,7 @@ An API key is never stored: an endpoint names the environment variable that hold
 """
 
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -146,8 +147,6 @@ class Endpoint(models.Model):
         return self.name
 
     def clean(self) -> None:
-        from urllib.parse import urlsplit
-
         parts = urlsplit(self.base_url or "")
         if parts.scheme not in {"http", "https"} or not parts.hostname:
             raise ValidationError({"base_url": _("Enter an http:// or https:// URL, e.g. https://api.openai.com/v1.")})
@@ -188,7 +187,7 @@ class EndpointSlot(models.Model):
     """One of an endpoint's ``max_concurrency`` request slots, held by one worker for a renewable lease.
 
     A request may be in flight only under a slot its worker holds, so the limit holds across every worker process
-    and machine; a crashed worker's slots expire with their lease (``llm.limits``).
+    and machine; a crashed worker's slots expire with their lease (``llm.worker.limits``).
     """
 
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="slots", db_index=False)

@@ -8,8 +8,7 @@ from django.core.exceptions import ValidationError
 from annotation.labelling.models import Comparison, ExpertLabel
 from calibration import services
 from calibration.models import JudgeVerdict
-from llm import runner
-from tests.factories import make_judge, make_llm_endpoint
+from tests.factories import make_judge, make_llm_endpoint, work_llm_run
 
 
 def test_calibration_ranks_simulated_judges_and_records_the_selection(
@@ -33,7 +32,7 @@ def test_calibration_ranks_simulated_judges_and_records_the_selection(
         start=False,
     )
     for judge_run in run.judge_runs.all():
-        runner.run_work(run_id=judge_run.llm_run_id)
+        work_llm_run(judge_run.llm_run_id)
     n = Comparison.objects.filter(comparison_set=labelled_set).count()
     # Each judge's verdicts were stored by the calibration collector as its run finished, exactly once.
     assert run.verdicts.filter(parsed=True).count() == 6 * n and not run.verdicts.filter(parsed=False).exists()
@@ -96,7 +95,7 @@ def test_a_judge_with_no_parseable_verdict_is_reported_and_cannot_be_selected(
         start=False,
     )
     simulator.configure(garbage_rate=1.0)
-    runner.run_work(run_id=run.judge_runs.get().llm_run_id)
+    work_llm_run(run.judge_runs.get().llm_run_id)
     report = services.calibration_report_compute(run=run)
     row = report["strata"][0]["judges"]["mute"]
     assert row["parse_failures"] == row["verdicts_attempted"] > 0

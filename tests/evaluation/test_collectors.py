@@ -11,7 +11,7 @@ from annotation.items.services import drafting
 from annotation.labelling import services as labelling
 from annotation.labelling.models import ModelResponse
 from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
-from llm import collectors, runner
+from llm import collectors
 from llm.models import Run, RunItem
 from tests.factories import (
     make_calibration_run,
@@ -21,6 +21,7 @@ from tests.factories import (
     make_judge_selection,
     make_labelled_comparison_set,
     mcq_content,
+    work_llm_run,
 )
 
 MCQ_UID = "facet:mcq:1"
@@ -37,7 +38,7 @@ def colon_items(transactional_db, taxonomy, lead):
 def drive_llm_runs(purpose: str) -> None:
     """Work every unfinished run of ``purpose`` in this process; each is collected as it finishes."""
     for run in Run.objects.filter(purpose=purpose).exclude(status__in=Run.FINISHED):
-        runner.run_work(run_id=run.pk)
+        work_llm_run(run.pk)
 
 
 def test_every_consuming_app_registers_a_collector():
@@ -56,7 +57,7 @@ def test_run_items_carry_structured_references_and_keys_are_never_parsed(colon_i
         (item.pk, "en"),
         (item.pk, "zh"),
     }
-    runner.run_work(run_id=run.pk)
+    work_llm_run(run.pk)
     run.refresh_from_db()
     assert run.collected_at is not None and run.collect_error == ""
     assert set(ModelResponse.objects.filter(item=item).values_list("language", flat=True)) == {"en", "zh"}
@@ -74,7 +75,7 @@ def test_a_drafting_job_seeded_with_a_colon_uid_item_is_collected(colon_items, m
     job = drafting.drafting_job_start(
         template=template, endpoint=make_endpoint("sim-drafter"), count=3, languages=["en"], user=lead, start=False
     )
-    runner.run_work(run_id=job.llm_run_id)
+    work_llm_run(job.llm_run_id)
     job.refresh_from_db()
     assert job.collected and len(job.created_uids) == 3 and job.failures == []
 

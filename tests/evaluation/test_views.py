@@ -105,3 +105,45 @@ def test_the_run_page_pauses_and_resumes_a_running_evaluation(
     # The view checks the permission itself: a user without run_evaluation gets the 403 page, and nothing changes.
     assert login(make_user()).post(f"/evaluation/{run.pk}/pause/").status_code == 403
     assert not run.llm_runs.filter(llm_run__status=Run.Status.PAUSED).exists()
+
+
+def test_cancelling_an_evaluations_llm_run_on_its_page_leaves_the_report_to_a_worker(
+    frozen_release, primary, make_endpoint, researcher, login, monkeypatch
+):
+    from django_tasks_db.compat import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
+
+    from evaluation import services
+    from evaluation.models import EvaluationRun
+    from evaluation.report import files
+    from llm import collection, tasks
+    from llm.models import Run
+    from tests.factories import run_queued_collections
+
+    run = services.evaluation_run_create(
+        name="cancelled", release=frozen_release, endpoints=[make_endpoint("sim-mcq-acc90")], languages=["en"],
+        user=researcher,
+    )
+    services.evaluation_run_start(run=run, user=researcher, start=False)
+    llm_run = run.llm_runs.get().llm_run
+    client = login(researcher)
+    with monkeypatch.context() as patched:
+        # Neither a collector nor a figure may run while the request is answered.
+        patched.setattr(files, "figures", lambda *args, **kwargs: pytest.fail("the request drew a figure"))
+        patched.setattr(collection, "run_collect", lambda **kwargs: pytest.fail("the request collected"))
+        response = client.post(f"/llm/runs/{llm_run.pk}/cancel/")
+    assert response.status_code == 302
+    llm_run.refresh_from_db()
+    run.refresh_from_db()
+    assert llm_run.status == Run.Status.CANCELLED and llm_run.collected_at is None
+    assert run.report is None and run.phase == EvaluationRun.Phase.RESPONSES
+    queued = DBTaskResult.objects.get(task_path=tasks.run_collect.module_path, status=TaskResultStatus.READY)
+    assert queued.args_kwargs["args"] == [llm_run.pk]
+    # A worker collects the run: the evaluation stores its report (with what the cancelled run left, nothing).
+    assert run_queued_collections() == 1
+    llm_run.refresh_from_db()
+    run.refresh_from_db()
+    assert llm_run.collected_at is not None and llm_run.collect_error == ""
+    assert run.phase == EvaluationRun.Phase.DONE and run.report is not None and run.report_digest
+    queued.refresh_from_db()
+    assert queued.status == TaskResultStatus.SUCCESSFUL

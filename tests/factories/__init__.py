@@ -10,7 +10,7 @@ from tests.factories.calibration import make_calibration_run, make_judge, make_j
 from tests.factories.evaluation import drive_evaluation_run, make_evaluation_run
 from tests.factories.items import make_item, mcq_content
 from tests.factories.labelling import make_labelled_comparison_set, prefer_by_quality
-from tests.factories.llm import make_llm_endpoint, mcq_prompts, work_llm_run
+from tests.factories.llm import make_llm_endpoint, mcq_prompts, run_queued_collections, work_llm_run
 from tests.factories.releases import make_frozen_release
 from tests.factories.screening import REVIEW_SCORES, make_review, make_screening_round
 from tests.factories.users import PASSWORD, UserFactory
@@ -33,5 +33,6 @@ __all__ = [
     "mcq_content",
     "mcq_prompts",
     "prefer_by_quality",
+    "run_queued_collections",
     "work_llm_run",
 ]

@@ -10,7 +10,7 @@ from annotation.items.models import Benchmark
 from annotation.labelling import services
 from annotation.labelling.models import ComparisonSet, LabelAssignment
 from annotation.labelling.pairwise import shown_choice
-from llm.simulation import quality_score
+from llm.simulator.simulation import quality_score
 
 # Return an expert's verdict on an assignment as a canonical score (-5..5: positive when response A is better).
 LabelRule = Callable[[LabelAssignment], int]

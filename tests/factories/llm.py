@@ -7,9 +7,12 @@ import asyncio
 import threading
 
 from django.db import connection
+from django_tasks_db.models import DBTaskResult
 
-from llm import runner, services
+from llm import services, tasks
+from llm.management.commands.db_worker import Worker
 from llm.models import Endpoint
+from llm.worker import runner
 
 
 def make_llm_endpoint(*, base_url: str, model: str = "sim-mcq-acc70", **fields: object) -> Endpoint:
@@ -41,24 +44,54 @@ def mcq_prompts(n: int, *, answer: str = "B", prefix: str = "q") -> list[dict]:
     ]
 
 
+def run_queued_collections() -> int:
+    """Run the queued ``run_collect`` tasks in this process, as a ``db_worker`` would; return how many ran.
+
+    A collector may start runs that finish as they are created (every answer cached), whose collection is queued
+    in turn: those run too, until none is left. Queued ``run_work`` tasks are left alone.
+    """
+    worker = Worker(
+        queue_names=["*"],
+        interval=0,
+        batch=True,
+        backend_name="default",
+        startup_delay=False,
+        max_tasks=None,
+        worker_id="tests",
+        excluded_queue_names=[],
+    )
+    ran = 0
+    queued = DBTaskResult.objects.ready().filter(task_path=tasks.run_collect.module_path).order_by("enqueued_at")
+    while (task_result := queued.first()) is not None:
+        task_result.claim(worker.worker_id)
+        worker.run_task(task_result)
+        ran += 1
+    return ran
+
+
 def work_llm_run(run_id: int) -> None:
-    """Work an LLM run to its end in this process; its collector runs when the run's finish commits.
+    """Work an LLM run to its end in this process, then run the collections its finish queued, as a worker would.
 
     The runner runs an event loop of its own, so when this thread already runs one (Playwright's sync API does, in
     browser tests) the run is worked in a thread of its own, which closes its database connection afterwards.
     """
+
+    def work() -> None:
+        runner.run_work(run_id=run_id)
+        run_queued_collections()
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        runner.run_work(run_id=run_id)
+        work()
         return
 
-    def work() -> None:
+    def work_in_thread() -> None:
         try:
-            runner.run_work(run_id=run_id)
+            work()
         finally:
             connection.close()
 
-    thread = threading.Thread(target=work)
+    thread = threading.Thread(target=work_in_thread)
     thread.start()
     thread.join()

@@ -5,8 +5,7 @@ from django.core.exceptions import ValidationError
 
 from annotation.items.models import Dimension, Item
 from annotation.items.services import drafting
-from llm import runner
-from tests.factories import make_item
+from tests.factories import make_item, work_llm_run
 
 
 @pytest.fixture
@@ -31,7 +30,7 @@ def test_drafting_job_creates_bilingual_drafts_with_provenance(template, make_en
         user=lead,
         start=False,
     )
-    runner.run_work(run_id=job.llm_run_id)
+    work_llm_run(job.llm_run_id)
     job = drafting.drafting_job_collect(job=job, user=lead)
     # The simulator repeats some of its few scenarios: exact repeats are skipped (and reported), never malformed.
     duplicates = [f for f in job.failures if f.get("kind") == drafting.DUPLICATE]
@@ -50,7 +49,7 @@ def test_malformed_drafts_are_reported_not_imported(template, make_endpoint, lea
     job = drafting.drafting_job_start(
         template=template, endpoint=make_endpoint("sim-drafter"), count=3, languages=["en"], user=lead, start=False
     )
-    runner.run_work(run_id=job.llm_run_id)
+    work_llm_run(job.llm_run_id)
     job = drafting.drafting_job_collect(job=job, user=lead)
     assert job.created_uids == [] and len(job.failures) == 1
     assert not Item.objects.filter(origin="llm_draft").exists()
@@ -65,7 +64,7 @@ def test_a_failing_endpoint_is_reported_and_nothing_is_half_saved(template, make
         user=lead,
         start=False,
     )
-    runner.run_work(run_id=job.llm_run_id)
+    work_llm_run(job.llm_run_id)
     job = drafting.drafting_job_collect(job=job, user=lead)
     assert job.created_uids == [] and job.failures[0]["where"] == "run"
     assert not Item.objects.filter(origin="llm_draft").exists()

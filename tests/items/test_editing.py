@@ -6,8 +6,7 @@ import pytest
 from annotation.items.diff import diff_text, split_sentences
 from annotation.items.models import Dimension, EmotionCategory, Item, Scenario
 from annotation.items.services import drafting
-from llm import runner
-from tests.factories import make_item
+from tests.factories import make_item, work_llm_run
 from tests.items.test_views import editor_form
 
 
@@ -125,7 +124,7 @@ def run_job(template, endpoint, lead, count=6):
     job = drafting.drafting_job_start(
         template=template, endpoint=endpoint, count=count, languages=["en"], translate=True, user=lead, start=False
     )
-    runner.run_work(run_id=job.llm_run_id)
+    work_llm_run(job.llm_run_id)
     return drafting.drafting_job_collect(job=job, user=lead)
 
 

@@ -10,8 +10,7 @@ from annotation.items.models import Benchmark
 from annotation.items.services import ImportFailed
 from annotation.labelling import services as comparisons
 from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
-from llm import runner
-from tests.factories import make_item
+from tests.factories import make_item, work_llm_run
 
 pytestmark = pytest.mark.django_db
 
@@ -123,7 +122,7 @@ def test_responses_are_generated_from_an_endpoint_and_collected_once(transaction
     )
     with pytest.raises(ValidationError, match="still working"):
         comparisons.responses_collect(run=run)
-    runner.run_work(run_id=run.pk)
+    work_llm_run(run.pk)
     # The responses collector stored both replies when the run finished; collecting again stores nothing.
     run.refresh_from_db()
     assert run.collected_at is not None and not run.collect_error

@@ -11,10 +11,11 @@ import openai
 import pytest
 from django.db.models import Sum
 
-from llm import batches, runner, services
+from llm import services
 from llm.calls import call_cost
 from llm.executor import CallSpec
 from llm.models import LLMCall, Run, RunBatch, RunChunk, RunItem
+from llm.worker import batches, runner
 from tests.factories import mcq_prompts
 
 BATCH_DEFAULTS = {"batch_delay_ms": 100, "batch_error_rate": 0.0, "batch_expire_rate": 0.0}

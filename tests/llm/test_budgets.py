@@ -8,9 +8,10 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 
-from llm import runner, services
+from llm import services
 from llm.calls import request_max_cost
 from llm.models import Run, RunItem
+from llm.worker import runner
 from tests.factories import mcq_prompts
 
 

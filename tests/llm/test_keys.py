@@ -5,10 +5,11 @@ service) and again at send time for rows stored before the rule, with nothing se
 import pytest
 from django.urls import reverse
 
-from llm import keys, runner, services
+from llm import keys, services
 from llm.forms import EndpointForm
 from llm.models import Endpoint, LLMCall, Run
 from llm.recording import KeyNotAllowed, endpoint_config
+from llm.worker import runner
 from tests.factories import mcq_prompts
 
 SECRET = "sk-test-never-sent-4242424242"

@@ -1,4 +1,4 @@
-"""Limits shared by every worker through the database (``llm.limits``): concurrency slots with expiring leases,
+"""Limits shared by every worker through the database (``llm.worker.limits``): concurrency slots with expiring leases,
 evenly spaced request starts for ``rpm_limit``, the gate that admits requests under them, and the simulator's own
 count of requests in flight and per minute, which the worker tests check the limits against."""
 
@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from llm import limits
 from llm.executor import CallSpec, EndpointConfig, execute_all
 from llm.models import EndpointPace, EndpointSlot
+from llm.worker import limits
 
 
 @pytest.fixture

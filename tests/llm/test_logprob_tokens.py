@@ -8,8 +8,9 @@ import codecs
 
 import pytest
 
-from llm import parsers, services, simulation
+from llm import parsers, services
 from llm.parsers import token_bytes
+from llm.simulator import simulation
 
 
 def assert_consistent(text: str, tokens: list[str], offsets: list[int]) -> None:

@@ -1,4 +1,4 @@
-"""Surviving a lost database connection and dead workers (``llm.recovery``): retries with backoff and a budget,
+"""Surviving a lost database connection and dead workers (``llm.worker.recovery``): retries with backoff and a budget,
 the runner storing every result exactly once across failed and unseen commits, task rows of dead workers marked
 failed and stalled runs queued again by exactly one sweeper; and ``manage.py db_worker`` being llm's own."""
 
@@ -14,18 +14,19 @@ from django.utils import timezone
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from llm import recovery, runner, services
+from llm import services
 from llm.models import Run, RunChunk, RunItem, WorkerHeartbeat
-from llm.tasks import run_work
+from llm.worker import database, recovery, runner
+from llm.worker.tasks import run_work
 from tests.factories import mcq_prompts
 from tests.simulator import ROOT, subprocess_env
 
 
 @pytest.fixture(autouse=True)
 def _no_outage_left_over():
-    recovery._outage_over()
+    database._outage_over()
     yield
-    recovery._outage_over()
+    database._outage_over()
 
 
 def test_a_database_step_is_retried_with_growing_backoff_until_it_succeeds(caplog):
@@ -38,7 +39,7 @@ def test_a_database_step_is_retried_with_growing_backoff_until_it_succeeds(caplo
             raise failure
         return "stored"
 
-    assert recovery.retry_database(step, what="Test", budget=60, sleep=waits.append) == "stored"
+    assert database.retry_database(step, what="Test", budget=60, sleep=waits.append) == "stored"
     assert waits == [pytest.approx(0.1), pytest.approx(0.2)]
     assert caplog.text.count("reconnecting in") == 2 and "the database is back" in caplog.text
 
@@ -48,8 +49,8 @@ def test_a_database_gone_for_longer_than_the_budget_is_given_up_on(caplog):
         raise OperationalError("the connection is closed")
 
     started = time.monotonic()
-    with pytest.raises(recovery.DatabaseUnavailable, match="out of reach"):
-        recovery.retry_database(step, what="Test", budget=0.4)
+    with pytest.raises(database.DatabaseUnavailable, match="out of reach"):
+        database.retry_database(step, what="Test", budget=0.4)
     assert time.monotonic() - started > 0.35  # it kept trying for the budget (an upper bound would time the machine)
     assert "giving up" in caplog.text
 
@@ -89,7 +90,7 @@ def test_tasks_left_running_by_dead_workers_are_marked_failed(run, settings):
     assert recovery.tasks_fail_orphaned() == [str(dead.pk)]
     dead.refresh_from_db()
     assert dead.status == TaskResultStatus.FAILED and dead.finished_at
-    assert dead.exception_class_path == "llm.recovery.WorkerLost" and "dead" in dead.traceback
+    assert dead.exception_class_path == "llm.worker.recovery.WorkerLost" and "dead" in dead.traceback
     assert dead.task_result.errors[0].exception_class is recovery.WorkerLost
     for task in (live, unregistered_but_new):
         task.refresh_from_db()
@@ -102,7 +103,7 @@ def test_a_stalled_run_is_queued_again_once_however_many_workers_sweep(run, sett
     Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING, heartbeat_at=timezone.now() - timedelta(minutes=5))
     assert recovery.runs_requeue_stalled() == [run.pk]
     assert recovery.runs_requeue_stalled() == []
-    tasks = DBTaskResult.objects.filter(status=TaskResultStatus.READY, task_path="llm.tasks.run_work")
+    tasks = DBTaskResult.objects.filter(status=TaskResultStatus.READY, task_path="llm.worker.tasks.run_work")
     assert [t.args_kwargs["args"] for t in tasks] == [[run.pk]]
     run.refresh_from_db()
     assert timezone.now() - run.heartbeat_at < timedelta(seconds=5)
@@ -211,9 +212,9 @@ def test_a_database_gone_too_long_leaves_the_run_running_for_others(
 
     monkeypatch.setattr(runner.RunWorker, "_flush", down)
     run = plan(make_endpoint(max_concurrency=4), 20)
-    with pytest.raises(recovery.DatabaseUnavailable):
+    with pytest.raises(database.DatabaseUnavailable):
         runner.run_work(run_id=run.pk)
-    recovery._outage_over()
+    database._outage_over()
     run.refresh_from_db()
     assert run.status == Run.Status.RUNNING and run.error == ""
     assert RunChunk.objects.filter(run=run, status=RunChunk.Status.LEASED).exists(), "nothing released"

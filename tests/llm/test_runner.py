@@ -9,9 +9,10 @@ import pytest
 from django.db.models import Sum
 from django.utils import timezone
 
-from llm import runner, services
+from llm import services
 from llm.executor import CallOutcome, CallSpec
 from llm.models import LLMCall, Run, RunChunk, RunItem
+from llm.worker import runner
 from tests.factories import mcq_prompts
 
 

@@ -112,7 +112,7 @@ def test_a_run_is_planned_in_chunks_with_identical_requests_sharing_a_chunk(make
 def test_starting_a_run_queues_tasks_after_commit(make_endpoint, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         run = services.run_create(endpoint=make_endpoint(), prompts=mcq_prompts(25), parser="mcq_letter", name="go")
-    assert DBTaskResult.objects.filter(task_path="llm.tasks.run_work").count() == 3  # one per chunk, at most 4
+    assert DBTaskResult.objects.filter(task_path="llm.worker.tasks.run_work").count() == 3  # one per chunk, at most 4
     assert all(t.args_kwargs["args"] == [run.pk] for t in DBTaskResult.objects.all())
 
 

@@ -9,9 +9,10 @@ from django.urls import reverse
 
 from evaluation import services as evaluation_services
 from evaluation.services.runs import evaluation_budget_set
-from llm import runner, services
+from llm import services
 from llm.calls import request_max_cost
 from llm.models import BudgetPool, Run, RunItem
+from llm.worker import runner
 from tests.evaluation.conftest import frozen_release  # noqa: F401 - a fixture
 from tests.factories import mcq_prompts, work_llm_run
 

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from llm import parsers, simulation
+from llm import parsers
+from llm.simulator import simulation
 
 
 def ask(model: str, text: str, *, seed: int = 0, answer: str = "") -> str:

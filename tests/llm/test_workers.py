@@ -129,14 +129,14 @@ def test_a_killed_workers_run_is_queued_again_by_a_live_worker_without_resume(
     wait_until(lambda: refreshed(run).done >= 12, 60, "some progress before the kill")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
-    task = DBTaskResult.objects.get(task_path="llm.tasks.run_work")
+    task = DBTaskResult.objects.get(task_path="llm.worker.tasks.run_work")
     assert task.status == TaskResultStatus.RUNNING, "the dead worker's task row is left running"
     second = workers.start(LLM_STALL_SECONDS="4")
     wait_until(lambda: refreshed(run).status not in Run.ACTIVE, 60, "the run to finish on its own")
     assert run.status == Run.Status.DONE, run.error
     assert (run.done, run.failed) == (80, 0)
     task.refresh_from_db()
-    assert task.status == TaskResultStatus.FAILED and task.exception_class_path == "llm.recovery.WorkerLost"
+    assert task.status == TaskResultStatus.FAILED and task.exception_class_path == "llm.worker.recovery.WorkerLost"
     stats = simulator.stats()
     assert (stats["billable"], stats["duplicate_billed_keys"]) == (80, 0)
     assert second.poll() is None, "the live worker is still running"

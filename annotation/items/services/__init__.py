@@ -12,6 +12,7 @@ from annotation.items.services.items import (
     ItemState,
     RevisionConflict,
     item_create,
+    item_create_with_status,
     item_draft_discard,
     item_draft_save,
     item_revise,
@@ -21,7 +22,6 @@ from annotation.items.services.statuses import (
     DECIDE_STATUS,
     LEAD_DECISION_STATUSES,
     StatusDecisionForbidden,
-    item_create_with_status,
     item_status_decide,
     user_may_decide_status,
 )

@@ -21,7 +21,7 @@ from annotation.items.models import (
     Scenario,
     StatusDecision,
 )
-from annotation.items.services.statuses import item_status_decide
+from annotation.items.services.statuses import item_status_decide, user_may_decide_status
 from annotation.items.signatures import signatures_update
 from core.errors import ServiceError
 from core.inputs import InputRefused, refuse_nul
@@ -150,6 +150,44 @@ def item_create(
     decision.full_clean()
     decision.save()
     _write_revision(item=item, state=state, user=user, message=message or _("Created"))
+    return item
+
+
+@transaction.atomic
+def item_create_with_status(
+    *,
+    benchmark: Benchmark,
+    uid: str,
+    kind: str,
+    state: ItemState,
+    user: AbstractBaseUser | None,
+    status: str = Item.Status.DRAFT,
+    status_reason: str = "",
+    message: str = "",
+) -> Item:
+    """Create an item and, for a status other than draft, decide it at once with its reason (as a lead decision).
+
+    Only those who may decide statuses (lead experts, admins) give a new item another status, and they say why;
+    otherwise nothing is created.
+    """
+    reason = status_reason.strip()
+    if status != Item.Status.DRAFT and not user_may_decide_status(user):
+        raise ValidationError(
+            {
+                "status": _(
+                    "Only a lead expert or an admin may give a new item the status %(status)s; leave the "
+                    "field out: new items start as draft and are accepted or rejected through screening."
+                )
+                % {"status": status}
+            }
+        )
+    if status != Item.Status.DRAFT and not reason:
+        raise ValidationError({"status_reason": _("Give the reason for the status %(status)s.") % {"status": status}})
+    item = item_create(benchmark=benchmark, uid=uid, kind=kind, state=state, user=user, message=message)
+    if status != Item.Status.DRAFT:
+        item_status_decide(
+            item=item, status=status, user=user, reason=reason, source=StatusDecision.Source.LEAD_DECISION
+        )
     return item
 
 

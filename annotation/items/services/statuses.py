@@ -5,8 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from annotation.items.models import Benchmark, Item, StatusDecision
-from annotation.items.services.items import ItemState, item_create
+from annotation.items.models import Item, StatusDecision
 from core.errors import ServiceError
 
 DECIDE_STATUS = "items.decide_status"
@@ -94,41 +93,3 @@ def item_status_decide(
     locked.save(update_fields=["status", "updated_by", "updated_at"])
     item.status, item.updated_by, item.updated_at = locked.status, locked.updated_by, locked.updated_at
     return decision
-
-
-@transaction.atomic
-def item_create_with_status(
-    *,
-    benchmark: Benchmark,
-    uid: str,
-    kind: str,
-    state: ItemState,
-    user: AbstractBaseUser | None,
-    status: str = Item.Status.DRAFT,
-    status_reason: str = "",
-    message: str = "",
-) -> Item:
-    """Create an item and, for a status other than draft, decide it at once with its reason (as a lead decision).
-
-    Only those who may decide statuses (lead experts, admins) give a new item another status, and they say why;
-    otherwise nothing is created.
-    """
-    reason = status_reason.strip()
-    if status != Item.Status.DRAFT and not user_may_decide_status(user):
-        raise ValidationError(
-            {
-                "status": _(
-                    "Only a lead expert or an admin may give a new item the status %(status)s; leave the "
-                    "field out: new items start as draft and are accepted or rejected through screening."
-                )
-                % {"status": status}
-            }
-        )
-    if status != Item.Status.DRAFT and not reason:
-        raise ValidationError({"status_reason": _("Give the reason for the status %(status)s.") % {"status": status}})
-    item = item_create(benchmark=benchmark, uid=uid, kind=kind, state=state, user=user, message=message)
-    if status != Item.Status.DRAFT:
-        item_status_decide(
-            item=item, status=status, user=user, reason=reason, source=StatusDecision.Source.LEAD_DECISION
-        )
-    return item

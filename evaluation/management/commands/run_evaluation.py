@@ -6,7 +6,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.releases.models import Release
 from evaluation import services
 from evaluation.models import EvaluationRun
+from llm import collection
 from llm.models import Endpoint
+from llm.worker.inline import run_work_inline
 
 
 class Command(BaseCommand):
@@ -64,12 +66,13 @@ class Command(BaseCommand):
         if not options["follow"]:
             self.stdout.write(self.style.SUCCESS(f"started run {run.pk}; a db_worker moves it forward"))
             return
-        from llm import runner
-
         while run.phase not in (EvaluationRun.Phase.DONE, EvaluationRun.Phase.CANCELLED):
             for link in run.llm_runs.filter(collected=False).select_related("llm_run"):
                 if link.llm_run.status in ("queued", "running"):
-                    runner.run_work(run_id=link.llm_run_id)
+                    run_work_inline(run_id=link.llm_run_id)
+                else:
+                    # Finished without this loop (cached as it was created, or cancelled): collect it here too.
+                    collection.run_collect(run_id=link.llm_run_id)
             phase = services.evaluation_run_advance(run=run, start=False)
             run.refresh_from_db()
             self.stdout.write(f"phase: {phase}")

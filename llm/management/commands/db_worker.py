@@ -4,10 +4,10 @@ It replaces django-tasks-db's command of the same name (``llm`` comes before ``d
 INSTALLED_APPS) and takes the same options. Differences (see docs/llm.md, "Workers that survive"):
 
 - every database step of the worker loop is run again after reconnecting, with backoff, each try logged
-  (``llm.recovery.retry_database``); after ``LLM_WORKER_DB_RETRY_SECONDS`` without the database the worker
+  (``llm.worker.database.retry_database``); after ``LLM_WORKER_DB_RETRY_SECONDS`` without the database the worker
   exits with status 3, for a service manager to restart it;
 - a heartbeat thread stamps the worker's liveness and sweeps up after dead workers: their task rows are marked
-  failed and their unfinished runs are queued again (``llm.recovery.Heartbeat``).
+  failed and their unfinished runs are queued again (``llm.worker.recovery.Heartbeat``).
 """
 
 import functools
@@ -24,7 +24,7 @@ from django_tasks_db.management.commands import db_worker as upstream
 from django_tasks_db.models import DBTaskResult
 from django_tasks_db.utils import exclusive_transaction, is_locked_database_exception
 
-from llm import recovery
+from llm.worker import database, recovery
 
 EXIT_DATABASE_UNAVAILABLE = 3
 
@@ -51,7 +51,7 @@ class Worker(upstream.Worker):
 
     def _loop(self) -> None:
         while self.running:
-            task_result, retrieved = recovery.retry_database(self.fetch, what=self.what)
+            task_result, retrieved = database.retry_database(self.fetch, what=self.what)
             if task_result is not None:
                 self.run_task(task_result)
             if self.batch and retrieved and task_result is None:
@@ -62,7 +62,7 @@ class Worker(upstream.Worker):
                     "Run maximum tasks (%d) on worker=%s - exiting gracefully.", self._run_tasks, self.worker_id
                 )
                 return
-            recovery.retry_database(close_old_connections, what=self.what)
+            database.retry_database(close_old_connections, what=self.what)
             if self.running and not task_result:
                 time.sleep(self.interval)
 
@@ -70,7 +70,7 @@ class Worker(upstream.Worker):
         """Claim the next ready task; return it (or None) and whether the queue could be read."""
         try:
             return self._fetch()
-        except recovery.DATABASE_ERRORS:
+        except database.DATABASE_ERRORS:
             self.check_lost_claims = True
             raise
 
@@ -111,12 +111,12 @@ class Worker(upstream.Worker):
                 return_value = task.call(context, *task_result.args, **task_result.kwargs)
             else:
                 return_value = task.call(*task_result.args, **task_result.kwargs)
-            recovery.retry_database(lambda: db_task_result.set_successful(return_value), what=self.what)
+            database.retry_database(lambda: db_task_result.set_successful(return_value), what=self.what)
             task_finished.send(sender=backend_type, task_result=db_task_result.task_result)
         except BaseException as exc:
             # Without the database the outcome cannot be recorded: the row stays RUNNING until a live worker's
             # sweep marks it failed, and this worker exits for a restart.
-            recovery.retry_database(functools.partial(db_task_result.set_failed, exc), what=self.what)
+            database.retry_database(functools.partial(db_task_result.set_failed, exc), what=self.what)
             try:
                 sender = type(db_task_result.task.get_backend())
                 task_result = db_task_result.task_result
@@ -176,5 +176,5 @@ class Command(upstream.Command):
             else:
                 worker.configure_signals()
                 worker.run()
-        except recovery.DatabaseUnavailable as exc:
+        except database.DatabaseUnavailable as exc:
             raise CommandError(str(exc), returncode=EXIT_DATABASE_UNAVAILABLE) from exc

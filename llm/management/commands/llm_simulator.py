@@ -4,7 +4,7 @@ import signal
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from llm.simulator import SimulatorConfig, serve
+from llm.simulator.server import SimulatorConfig, serve
 
 
 class Command(BaseCommand):

@@ -1,14 +1,10 @@
-"""Keeping background work going when the database or a worker goes away.
+"""Keeping background work going when a worker goes away.
 
-- ``retry_database`` runs one database step and, when the connection fails, reconnects with exponential backoff
-  and runs it again. A process gives up after ``LLM_WORKER_DB_RETRY_SECONDS`` without reaching the database
-  (counted from the first failure, across its threads) and raises ``DatabaseUnavailable``; ``db_worker`` then
-  exits non-zero so that a service manager restarts it. A step must be safe to run again (its own transaction,
-  no outer one).
-- ``Heartbeat`` is a thread of every ``db_worker``: it stamps the worker's ``WorkerHeartbeat`` row every few
-  seconds and sweeps up after dead workers (``sweep``): task rows they left RUNNING are marked failed
-  (``WorkerLost``), and active runs with no heartbeat for ``LLM_STALL_SECONDS`` and no task waiting are queued
-  again, each by one sweeping worker only (a conditional UPDATE of the run's heartbeat decides which).
+``Heartbeat`` is a thread of every ``db_worker``: it stamps the worker's ``WorkerHeartbeat`` row every few seconds
+and sweeps up after dead workers (``sweep``): task rows they left RUNNING are marked failed (``WorkerLost``), and
+active runs with no heartbeat for ``LLM_STALL_SECONDS`` and no task waiting are queued again, each by one sweeping
+worker only (a conditional UPDATE of the run's heartbeat decides which). Lost database connections are retried by
+``llm.worker.database.retry_database``.
 """
 
 import logging
@@ -16,109 +12,27 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
 from contextlib import suppress
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, connections, transaction
+from django.db import connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from llm.models import Run, WorkerHeartbeat
+from llm.worker.database import DATABASE_ERRORS, close_connection, retry_database
+from llm.worker.tasks import run_work
 
-logger = logging.getLogger("llm.recovery")
+logger = logging.getLogger("llm.worker.recovery")
 
-DATABASE_ERRORS = (OperationalError, InterfaceError)
-RETRY_FIRST_SECONDS = 0.1
-RETRY_MAX_SECONDS = 2.0
-RUN_WORK_TASK = "llm.tasks.run_work"
-
-
-class DatabaseUnavailable(Exception):
-    """The database stayed out of reach for longer than ``LLM_WORKER_DB_RETRY_SECONDS``."""
+RUN_WORK_TASK = run_work.module_path
 
 
 class WorkerLost(Exception):
     """The worker running a task stopped heart-beating (killed, or its machine went away)."""
-
-
-_outage_lock = threading.Lock()
-_outage_since: float | None = None
-
-
-def _outage_seconds(now: float) -> float:
-    global _outage_since
-    with _outage_lock:
-        if _outage_since is None:
-            _outage_since = now
-        return now - _outage_since
-
-
-def _outage_over() -> None:
-    global _outage_since
-    with _outage_lock:
-        _outage_since = None
-
-
-def close_connection() -> None:
-    """Drop this thread's database connection (broken or not): the next query opens a fresh one."""
-    with suppress(Exception):
-        connection.close()
-
-
-def retry_database[T](
-    step: Callable[[], T], *, what: str, budget: float | None = None, sleep: Callable[[float], None] = time.sleep
-) -> T:
-    """Run ``step``; on a database connection error reconnect with backoff and run it again, logging each try.
-
-    Raise ``DatabaseUnavailable`` once this process has gone ``budget`` seconds (``LLM_WORKER_DB_RETRY_SECONDS``)
-    without reaching the database.
-    """
-    limit = settings.LLM_WORKER_DB_RETRY_SECONDS if budget is None else budget
-    attempt = 0
-    while True:
-        try:
-            result = step()
-        except DATABASE_ERRORS as exc:
-            close_connection()
-            waited = _outage_seconds(time.monotonic())
-            reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-            if waited >= limit:
-                logger.error(
-                    "%s: the database has been out of reach for %.1f s (LLM_WORKER_DB_RETRY_SECONDS=%g); giving up. "
-                    "Last error: %s",
-                    what,
-                    waited,
-                    limit,
-                    reason,
-                )
-                raise DatabaseUnavailable(
-                    f"The database has been out of reach for {waited:.0f} s (LLM_WORKER_DB_RETRY_SECONDS={limit:g}). "
-                    f"Last error: {reason}"
-                ) from exc
-            delay = min(RETRY_FIRST_SECONDS * 2**attempt, RETRY_MAX_SECONDS, max(limit - waited, 0.01))
-            attempt += 1
-            logger.warning(
-                "%s: database error (%s); reconnecting in %.1f s (try %d, out of reach for %.1f s of at most %g s)",
-                what,
-                reason,
-                delay,
-                attempt,
-                waited,
-                limit,
-            )
-            sleep(delay)
-            continue
-        if attempt:
-            logger.warning("%s: the database is back after %d tries; carrying on", what, attempt)
-        _outage_over()
-        return result
-
-
-# --- dead workers and stalled runs ---------------------------------------------------------------------------------
 
 
 def heartbeat_seconds() -> float:
@@ -141,7 +55,7 @@ def tasks_fail_orphaned(*, now: object = None) -> list[str]:
         if worker in live or (started_at is not None and started_at >= cutoff):
             continue
         traceback = (
-            f"llm.recovery.WorkerLost: worker {worker or '(unknown)'} stopped heart-beating (nothing for "
+            f"llm.worker.recovery.WorkerLost: worker {worker or '(unknown)'} stopped heart-beating (nothing for "
             f"{settings.LLM_STALL_SECONDS:g} s) while running this task; a live worker marked it failed at "
             f"{now.isoformat()} and queues its run again if the run is unfinished.\n"
         )
@@ -178,8 +92,6 @@ def runs_requeue_stalled(*, now: object = None) -> list[int]:
     Runs with a task already waiting in the queue are left alone. Each stalled run is queued once: the sweeper
     that moves its heartbeat forward (a conditional UPDATE) queues it, in the same transaction.
     """
-    from llm.tasks import run_work
-
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.LLM_STALL_SECONDS)
     stale = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)

@@ -1,6 +1,6 @@
 """Provider batches (OpenAI's Batch API shape): the JSONL sent, and turning the output lines into call outcomes.
 
-No database here: ``llm.runner`` records the batches and stores the outcomes as ordinary calls. A request's
+No database here: ``llm.worker.runner`` records the batches and stores the outcomes as ordinary calls. A request's
 ``custom_id`` is its idempotency key (the call's request hash, ``:n`` for the n-th re-send), so the provider bills
 each key once whether it comes in a batch or live.
 """

@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from llm.models import EndpointPace, EndpointSlot
 
-logger = logging.getLogger("llm.limits")
+logger = logging.getLogger("llm.worker.limits")
 
 RETRY_MIN_SECONDS = 0.1
 RETRY_MAX_SECONDS = 1.0

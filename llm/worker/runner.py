@@ -1,6 +1,6 @@
 """Work on a run inside a worker process: lease chunks, serve cache hits, send the rest, store the outcomes.
 
-Called by the ``llm.tasks.run_work`` task. Any number of workers, on any number of machines sharing one
+Called by the ``llm.worker.tasks.run_work`` task. Any number of workers, on any number of machines sharing one
 database, can work on the same run: each leases whole chunks (``select_for_update(skip_locked=True)`` on
 PostgreSQL, a conditional UPDATE elsewhere) and renews the lease while it works. Every write for a chunk is
 fenced by the claim number it was leased with, so a worker whose lease was taken over writes nothing.
@@ -12,16 +12,16 @@ returns the stored reply without billing it twice. See docs/llm.md for providers
 
 The event loop runs in the worker's main thread; every database access goes through one extra thread, so the
 ORM is never touched from async code and one connection serves the whole task. A lost database connection does
-not fail the run: each database step is run again after reconnecting (``llm.recovery.retry_database``), with the
-worker's own bookkeeping put back as it was before the failed step. If the database stays away for longer than
-``LLM_WORKER_DB_RETRY_SECONDS``, the task gives up, releases nothing and leaves the run running: its leases
-expire and a live worker queues the run again.
+not fail the run: each database step is run again after reconnecting (``llm.worker.database.retry_database``),
+with the worker's own bookkeeping put back as it was before the failed step. If the database stays away for
+longer than ``LLM_WORKER_DB_RETRY_SECONDS``, the task gives up, releases nothing and leaves the run running: its
+leases expire and a live worker queues the run again.
 
-Requests are admitted by a ``llm.limits.SharedGate``, so the endpoint's concurrency and rate limits hold across
-every worker.
+Requests are admitted by a ``llm.worker.limits.SharedGate``, so the endpoint's concurrency and rate limits hold
+across every worker.
 
-Batch mode: a chunk's requests go to the provider as one batch (``llm.batches``). The ``RunBatch`` row is written
-("creating", with its requests) before the provider is asked, and the provider's batch id right after; a worker
+Batch mode: a chunk's requests go to the provider as one batch (``llm.worker.batches``). The ``RunBatch`` row is
+written ("creating", with its requests) before the provider is asked, and the provider's batch id right after; a worker
 that finds a row "creating" without an id looks the batch up by its key in the provider's metadata before creating
 one. The results are stored as ordinary calls, in the same transaction that marks the batch finished. When the run
 is cancelled (or fails) while a worker follows its batches, the worker asks the provider to cancel the open ones.
@@ -38,6 +38,7 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Callable
 from contextlib import suppress
 
 from django.db import connections
@@ -45,19 +46,20 @@ from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from llm import batches, parsers, recovery
+from llm import parsers
 from llm.calls import request_max_cost
-from llm.chunks import MAX_BATCH_ATTEMPTS, NOTHING, TICK_SECONDS, ChunkStore  # noqa: F401
 from llm.executor import CallOutcome, CallSpec, Executor, backoff_delay
-from llm.leases import BatchProviderError, BatchTaskResult, FlushResult, Lease, worker_identity  # noqa: F401
 from llm.lifecycle import run_transition
 from llm.models import Run, RunBatch
 from llm.recording import (
     KeyProblem,
     endpoint_config,
 )
+from llm.worker import batches, database
+from llm.worker.chunks import MAX_BATCH_ATTEMPTS, NOTHING, TICK_SECONDS, ChunkStore  # noqa: F401
+from llm.worker.leases import BatchProviderError, BatchTaskResult, FlushResult, Lease, worker_identity  # noqa: F401
 
-logger = logging.getLogger("llm.runner")
+logger = logging.getLogger("llm.worker.runner")
 
 
 class RunWorker(ChunkStore):
@@ -218,7 +220,7 @@ class RunWorker(ChunkStore):
 
     async def _db(self, function: object, *args: object) -> object:
         """Run a database step in the database thread, again after reconnecting if the connection fails."""
-        step = functools.partial(recovery.retry_database, functools.partial(function, *args), what=f"Run {self.run_id}")
+        step = functools.partial(database.retry_database, functools.partial(function, *args), what=f"Run {self.run_id}")
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, step)
 
     async def main(self) -> None:
@@ -331,14 +333,18 @@ class RunWorker(ChunkStore):
         self.db_thread.shutdown(wait=True)
 
 
-def run_work(*, run_id: int, owner: str | None = None) -> str:
+def run_work(*, run_id: int, owner: str | None = None, continue_later: Callable[[int], object] | None = None) -> str:
     """Work on a run until it is done, paused, cancelled or failed, or other workers hold the rest; return its status.
 
+    ``continue_later(run_id)`` queues more work for a run this worker leaves unfinished because it was asked to
+    stop (the ``run_work`` task passes its own ``enqueue``, so this module needs no import of the task); without
+    it, a live worker's sweep queues the run again once it stalls.
+
     Never raises for a provider's errors: they are recorded on the calls, items and run. Raises
-    ``llm.recovery.DatabaseUnavailable`` when the database stays out of reach, leaving the run running.
+    ``llm.worker.database.DatabaseUnavailable`` when the database stays out of reach, leaving the run running.
     """
     owner = owner or worker_identity()
-    retry = functools.partial(recovery.retry_database, what=f"Run {run_id}")
+    retry = functools.partial(database.retry_database, what=f"Run {run_id}")
 
     def start() -> Run:
         now = timezone.now()
@@ -363,7 +369,7 @@ def run_work(*, run_id: int, owner: str | None = None) -> str:
     except (KeyboardInterrupt, SystemExit):
         interrupted = True
         raise
-    except (recovery.DatabaseUnavailable, *recovery.DATABASE_ERRORS):
+    except (database.DatabaseUnavailable, *database.DATABASE_ERRORS):
         # Release nothing and record nothing: the leases expire, and a live worker queues the run again.
         database_lost = True
         logger.error("Run %s: worker %s lost the database; the run stays running for other workers", run_id, owner)
@@ -382,14 +388,12 @@ def run_work(*, run_id: int, owner: str | None = None) -> str:
                 worker.db_thread.submit(retry, worker.release).result()
         finally:
             worker.close()
-        if (interrupted or worker.stop_requested) and not database_lost:
-            retry(lambda: _continue_later(run_id))
+        if (interrupted or worker.stop_requested) and not database_lost and continue_later is not None:
+            retry(lambda: _continue_later(run_id, continue_later))
     return retry(lambda: Run.objects.values_list("status", flat=True).get(pk=run_id))
 
 
-def _continue_later(run_id: int) -> None:
+def _continue_later(run_id: int, enqueue: Callable[[int], object]) -> None:
     """Queue another task for a run this worker left unfinished because it was asked to stop."""
-    from llm.tasks import run_work as run_work_task
-
     if Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
-        run_work_task.enqueue(run_id)
+        enqueue(run_id)

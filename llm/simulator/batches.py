@@ -10,7 +10,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from llm import simulation
+from llm.simulator import simulation
 
 
 @dataclass

@@ -1,12 +1,13 @@
-"""The database side of a worker's work on a run: lease chunks, reserve budget, record batches, store outcomes.
+"""The database side of a worker's work on a run: lease chunks, reserve budget, record batches.
 
-``llm.runner.RunWorker`` runs the event loop and sends the requests; every database step it takes is a method of
-``ChunkStore`` here, run in the worker's one database thread (see ``llm.runner`` for leases, fencing, exactly-once
-billing, batches and budgets).
+Storing the outcomes is ``llm.worker.outcomes.OutcomeStore``, which ``ChunkStore`` inherits.
+
+``llm.worker.runner.RunWorker`` runs the event loop and sends the requests; every database step it takes is a
+method of ``ChunkStore`` here, run in the worker's one database thread (see ``llm.worker.runner`` for leases,
+fencing, exactly-once billing, batches and budgets).
 """
 
 import asyncio
-import dataclasses
 import functools
 import logging
 import signal
@@ -20,23 +21,21 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from llm import batches, limits, parsers, recovery
+from llm import parsers
 from llm.bulk import update_rows
 from llm.calls import request_max_cost
-from llm.executor import CallOutcome, CallSpec, EndpointConfig
-from llm.leases import FlushResult, Lease
+from llm.executor import CallSpec, EndpointConfig
 from llm.lifecycle import run_transition
 from llm.models import BudgetPool, LLMCall, Run, RunBatch, RunChunk, RunItem
 from llm.recording import (
-    CALL_OUTCOME_FIELDS,
     CallState,
-    json_safe,
-    merge_outcome,
-    outcome_cost,
     parse_cached,
 )
+from llm.worker import batches, database, limits
+from llm.worker.leases import Lease
+from llm.worker.outcomes import OutcomeStore
 
-logger = logging.getLogger("llm.runner")
+logger = logging.getLogger("llm.worker.runner")
 
 TICK_SECONDS = 0.05
 # A request that failed in this many batches of a run set to re-batch failures is sent live instead.
@@ -44,7 +43,7 @@ MAX_BATCH_ATTEMPTS = 3
 NOTHING = Decimal("0.00000001")
 
 
-class ChunkStore:
+class ChunkStore(OutcomeStore):
     """The database steps of one task's work on one run (always run in the worker's database thread)."""
 
     def __init__(self, run: Run, config: EndpointConfig, owner: str) -> None:
@@ -99,7 +98,7 @@ class ChunkStore:
         before = set(self.leases)
         try:
             return self._claim()
-        except recovery.DATABASE_ERRORS:
+        except database.DATABASE_ERRORS:
             for chunk_id in set(self.leases) - before:
                 del self.leases[chunk_id]
             raise
@@ -400,160 +399,6 @@ class ChunkStore:
                 "response_json",
             )
         )
-
-    def _finish_chunk(self, chunk_id: int, now: object) -> None:
-        RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
-        if not RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).exists():
-            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
-
-    def flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
-        """Store outcomes and renew leases in one transaction; report the run's status and any lost leases.
-
-        If the database fails, this worker's bookkeeping is put back as it was, so that the same flush can run
-        again after reconnecting; that next flush first looks up which outcomes the failed one stored after all
-        (its commit may have succeeded unseen), so nothing is counted twice.
-        """
-        leases = {chunk_id: lease.copy() for chunk_id, lease in self.leases.items()}
-        calls = {cid: dataclasses.replace(self.calls[cid]) for cid in {o.spec.ident[1] for o in outcomes}}
-        lost, succeeded = set(self.lost), self.succeeded_here
-        try:
-            result = self._flush(outcomes, finished_batches)
-        except recovery.DATABASE_ERRORS:
-            self.leases, self.lost, self.succeeded_here = leases, lost, succeeded
-            self.calls.update(calls)
-            self.verify_next_flush = True
-            raise
-        self.verify_next_flush = False
-        for outcome in outcomes:
-            self.reservations.pop(outcome.spec.ident, None)
-        return result
-
-    def _stored_already(self, outcomes: list[CallOutcome]) -> set[int]:
-        """Return the calls among ``outcomes`` whose items are no longer pending: an unseen commit stored them."""
-        first_items = {}
-        for outcome in outcomes:
-            chunk_id, call_id = outcome.spec.ident
-            lease = self.leases.get(chunk_id)
-            item_ids = lease.items_by_call.get(call_id) if lease else None
-            if item_ids:
-                first_items[item_ids[0]] = call_id
-        stored = RunItem.objects.filter(pk__in=list(first_items)).exclude(status=RunItem.Status.PENDING)
-        return {first_items[pk] for pk in stored.values_list("pk", flat=True)}
-
-    def _flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
-        with transaction.atomic():
-            now = timezone.now()
-            expires = now + timedelta(seconds=self.lease_seconds)
-            for chunk_id, lease in list(self.leases.items()):
-                renewed = RunChunk.objects.filter(
-                    pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=lease.token
-                ).update(lease_expires_at=expires)
-                if not renewed:
-                    logger.warning(
-                        "Run %s: lease on chunk %s was taken over; dropping its results", self.run_id, chunk_id
-                    )
-                    self.lost.add(chunk_id)
-                    del self.leases[chunk_id]
-            stored = self._stored_already(outcomes) if self.verify_next_flush else set()
-            calls: list[dict] = []
-            items: list[dict] = []
-            done = failed = input_tokens = output_tokens = 0
-            spent = Decimal("0")
-            released: dict[int, Decimal] = {}
-            broken = ""
-            finished_chunks = []
-            for outcome in outcomes:
-                chunk_id, call_id = outcome.spec.ident
-                lease = self.leases.get(chunk_id)
-                if lease is None:
-                    continue
-                state = self.calls[call_id]
-                cost = outcome_cost(outcome, self.endpoint)
-                values = merge_outcome(state, outcome, cost)
-                item_ids = lease.items_by_call.pop(call_id, [])
-                lease.pending -= 1
-                if lease.pending == 0:
-                    finished_chunks.append(chunk_id)
-                if outcome.received:
-                    self.succeeded_here += 1
-                if call_id in stored:
-                    # The unseen commit stored it, and gave its reservation back.
-                    continue
-                if outcome.spec.ident in self.reservations:
-                    released[chunk_id] = released.get(chunk_id, Decimal("0")) + self.reservations[outcome.spec.ident]
-                calls.append({"pk": call_id, **values})
-                if self._endpoint_broken(outcome):
-                    # The items stay pending: once the endpoint is fixed, resuming the run sends them again.
-                    broken = broken or outcome.error
-                    lease.items_left_pending = True
-                    continue
-                if outcome.received and outcome.parsed is not False:
-                    result, problem = json_safe(outcome.result)
-                else:
-                    result, problem = None, outcome.error or "failed"
-                if item_ids:
-                    input_tokens += outcome.input_tokens
-                    output_tokens += outcome.output_tokens
-                for index, item_id in enumerate(item_ids):
-                    item_cost = cost if index == 0 else Decimal("0")
-                    spent += item_cost
-                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
-                    if problem:
-                        failed += 1
-                    else:
-                        done += 1
-                    items.append(
-                        {
-                            "pk": item_id,
-                            "status": status,
-                            "result": result,
-                            "error": problem,
-                            "cost": item_cost,
-                            "finished_at": now,
-                        }
-                    )
-            update_rows(LLMCall, calls, CALL_OUTCOME_FIELDS)
-            update_rows(RunItem, items, ["status", "result", "error", "cost", "finished_at"])
-            for chunk_id, amount in released.items():
-                RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") - amount)
-            Run.objects.filter(pk=self.run_id).update(
-                done=F("done") + done,
-                failed=F("failed") + failed,
-                spent=F("spent") + spent,
-                reserved=F("reserved") - sum(released.values(), Decimal("0")),
-                input_tokens=F("input_tokens") + input_tokens,
-                output_tokens=F("output_tokens") + output_tokens,
-                heartbeat_at=now,
-            )
-            if spent or released:
-                self._pool_update(
-                    spent=F("spent") + spent, reserved=F("reserved") - sum(released.values(), Decimal("0"))
-                )
-            # A batch is marked finished in the transaction that stores its results, and only by its chunk's holder.
-            mine = [(pk, status) for pk, chunk_id, status in finished_batches if chunk_id in self.leases]
-            if mine:
-                self._batches_close(mine, now=now)
-            if broken:
-                run_transition(run_id=self.run_id, to=Run.Status.FAILED, error=broken, finished_at=now)
-            for chunk_id in finished_chunks:
-                if not self.leases[chunk_id].items_left_pending:
-                    del self.leases[chunk_id]
-                    self._finish_chunk(chunk_id, now)
-            status, budget, pool_budget = Run.objects.values_list("status", "budget", "budget_pool__budget").get(
-                pk=self.run_id
-            )
-            self.budgeted = budget is not None or pool_budget is not None
-            return FlushResult(status=status, lost=set(self.lost))
-
-    def _endpoint_broken(self, outcome: CallOutcome) -> bool:
-        if outcome.endpoint_broken:
-            return True
-        # Unreachable before anything ever came back: the base URL is wrong, not this one request.
-        return outcome.error_kind == "connection" and self.succeeded_here == 0 and not self._run_has_replies()
-
-    def _run_has_replies(self) -> bool:
-        run = Run.objects.only("done", "cached").get(pk=self.run_id)
-        return run.done > run.cached
 
     def release(self) -> None:
         """Give back unfinished chunks and the endpoint's slots so that other workers can take them at once."""

@@ -1,7 +1,7 @@
 """A local OpenAI-compatible HTTP server that plays the models the app needs, with injected faults.
 
 A plain asyncio server (HTTP/1.1, keep-alive, a large listen backlog) so that hundreds of concurrent
-connections cost one process and no dependency. Replies come from ``llm.simulation`` and are deterministic per
+connections cost one process and no dependency. Replies come from ``llm.simulator.simulation`` and are deterministic per
 (seed, model, request); latency and faults are drawn per attempt.
 
 Billing is simulated honestly: every 200 reply is one billable request, counted per ``Idempotency-Key`` (or per
@@ -36,8 +36,8 @@ from collections import Counter, OrderedDict
 from dataclasses import asdict, dataclass, fields
 from urllib.parse import parse_qs, urlsplit
 
-from llm import simulation
-from llm.simbatch import BatchAPI, Reply, error_reply, json_reply
+from llm.simulator import simulation
+from llm.simulator.batches import BatchAPI, Reply, error_reply, json_reply
 
 logger = logging.getLogger("llm.simulator")
 

@@ -12,6 +12,7 @@ The model name chooses the role (see docs/llm.md):
 """
 
 import hashlib
+import json
 import random
 import re
 from dataclasses import dataclass
@@ -386,8 +387,6 @@ OTHER_EMOTIONS_ZH = ("喜悦", "愤怒", "恐惧", "无聊", "感激", "内疚",
 
 def drafter_reply(prompt: str, rng: random.Random, chinese: bool) -> str:
     """Return candidate items as JSON: ``{"items": [...]}`` in the item content shape the prompt asks for."""
-    import json
-
     m = re.search(r"(\d{1,2})\s*(?:candidate\s+|new\s+|more\s+)?(?:items|questions|prompts|道|个|条)", prompt)
     count = max(1, min(int(m.group(1)) if m else 3, 20))
     lowered = prompt.lower()

@@ -1,0 +1,197 @@
+"""Storing what came back for a run's requests: the outcome of each call, its items, the chunk's lease and budget.
+
+Part of ``llm.worker.chunks.ChunkStore`` (which inherits it), always run in the worker's database thread. Every
+write is fenced by the lease the chunk was claimed with: a worker whose lease was taken over stores nothing.
+"""
+
+import dataclasses
+import logging
+from datetime import timedelta
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from llm.bulk import update_rows
+from llm.executor import CallOutcome
+from llm.lifecycle import run_transition
+from llm.models import LLMCall, Run, RunChunk, RunItem
+from llm.recording import CALL_OUTCOME_FIELDS, CallState, json_safe, merge_outcome, outcome_cost
+from llm.worker import database
+from llm.worker.leases import FlushResult, Lease
+
+logger = logging.getLogger("llm.worker.runner")
+
+
+class OutcomeStore:
+    """Store outcomes, renew leases and finish chunks; the database half of ``ChunkStore``.
+
+    Reads the state ``ChunkStore`` keeps: ``run_id``, ``endpoint``, ``owner``, ``lease_seconds``, ``leases``,
+    ``lost``, ``calls``, ``reservations``, ``succeeded_here``, ``verify_next_flush``, and calls its
+    ``_pool_update`` and ``_batches_close``.
+    """
+
+    run_id: int
+    owner: str
+    lease_seconds: float
+    leases: dict[int, Lease]
+    lost: set[int]
+    calls: dict[int, CallState]
+    reservations: dict[tuple[int, int], Decimal]
+    succeeded_here: int
+    verify_next_flush: bool
+
+    def _finish_chunk(self, chunk_id: int, now: object) -> None:
+        RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
+        if not RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).exists():
+            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
+
+    def flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
+        """Store outcomes and renew leases in one transaction; report the run's status and any lost leases.
+
+        If the database fails, this worker's bookkeeping is put back as it was, so that the same flush can run
+        again after reconnecting; that next flush first looks up which outcomes the failed one stored after all
+        (its commit may have succeeded unseen), so nothing is counted twice.
+        """
+        leases = {chunk_id: lease.copy() for chunk_id, lease in self.leases.items()}
+        calls = {cid: dataclasses.replace(self.calls[cid]) for cid in {o.spec.ident[1] for o in outcomes}}
+        lost, succeeded = set(self.lost), self.succeeded_here
+        try:
+            result = self._flush(outcomes, finished_batches)
+        except database.DATABASE_ERRORS:
+            self.leases, self.lost, self.succeeded_here = leases, lost, succeeded
+            self.calls.update(calls)
+            self.verify_next_flush = True
+            raise
+        self.verify_next_flush = False
+        for outcome in outcomes:
+            self.reservations.pop(outcome.spec.ident, None)
+        return result
+
+    def _stored_already(self, outcomes: list[CallOutcome]) -> set[int]:
+        """Return the calls among ``outcomes`` whose items are no longer pending: an unseen commit stored them."""
+        first_items = {}
+        for outcome in outcomes:
+            chunk_id, call_id = outcome.spec.ident
+            lease = self.leases.get(chunk_id)
+            item_ids = lease.items_by_call.get(call_id) if lease else None
+            if item_ids:
+                first_items[item_ids[0]] = call_id
+        stored = RunItem.objects.filter(pk__in=list(first_items)).exclude(status=RunItem.Status.PENDING)
+        return {first_items[pk] for pk in stored.values_list("pk", flat=True)}
+
+    def _flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
+        with transaction.atomic():
+            now = timezone.now()
+            expires = now + timedelta(seconds=self.lease_seconds)
+            for chunk_id, lease in list(self.leases.items()):
+                renewed = RunChunk.objects.filter(
+                    pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=lease.token
+                ).update(lease_expires_at=expires)
+                if not renewed:
+                    logger.warning(
+                        "Run %s: lease on chunk %s was taken over; dropping its results", self.run_id, chunk_id
+                    )
+                    self.lost.add(chunk_id)
+                    del self.leases[chunk_id]
+            stored = self._stored_already(outcomes) if self.verify_next_flush else set()
+            calls: list[dict] = []
+            items: list[dict] = []
+            done = failed = input_tokens = output_tokens = 0
+            spent = Decimal("0")
+            released: dict[int, Decimal] = {}
+            broken = ""
+            finished_chunks = []
+            for outcome in outcomes:
+                chunk_id, call_id = outcome.spec.ident
+                lease = self.leases.get(chunk_id)
+                if lease is None:
+                    continue
+                state = self.calls[call_id]
+                cost = outcome_cost(outcome, self.endpoint)
+                values = merge_outcome(state, outcome, cost)
+                item_ids = lease.items_by_call.pop(call_id, [])
+                lease.pending -= 1
+                if lease.pending == 0:
+                    finished_chunks.append(chunk_id)
+                if outcome.received:
+                    self.succeeded_here += 1
+                if call_id in stored:
+                    # The unseen commit stored it, and gave its reservation back.
+                    continue
+                if outcome.spec.ident in self.reservations:
+                    released[chunk_id] = released.get(chunk_id, Decimal("0")) + self.reservations[outcome.spec.ident]
+                calls.append({"pk": call_id, **values})
+                if self._endpoint_broken(outcome):
+                    # The items stay pending: once the endpoint is fixed, resuming the run sends them again.
+                    broken = broken or outcome.error
+                    lease.items_left_pending = True
+                    continue
+                if outcome.received and outcome.parsed is not False:
+                    result, problem = json_safe(outcome.result)
+                else:
+                    result, problem = None, outcome.error or "failed"
+                if item_ids:
+                    input_tokens += outcome.input_tokens
+                    output_tokens += outcome.output_tokens
+                for index, item_id in enumerate(item_ids):
+                    item_cost = cost if index == 0 else Decimal("0")
+                    spent += item_cost
+                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
+                    if problem:
+                        failed += 1
+                    else:
+                        done += 1
+                    items.append(
+                        {
+                            "pk": item_id,
+                            "status": status,
+                            "result": result,
+                            "error": problem,
+                            "cost": item_cost,
+                            "finished_at": now,
+                        }
+                    )
+            update_rows(LLMCall, calls, CALL_OUTCOME_FIELDS)
+            update_rows(RunItem, items, ["status", "result", "error", "cost", "finished_at"])
+            for chunk_id, amount in released.items():
+                RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") - amount)
+            Run.objects.filter(pk=self.run_id).update(
+                done=F("done") + done,
+                failed=F("failed") + failed,
+                spent=F("spent") + spent,
+                reserved=F("reserved") - sum(released.values(), Decimal("0")),
+                input_tokens=F("input_tokens") + input_tokens,
+                output_tokens=F("output_tokens") + output_tokens,
+                heartbeat_at=now,
+            )
+            if spent or released:
+                self._pool_update(
+                    spent=F("spent") + spent, reserved=F("reserved") - sum(released.values(), Decimal("0"))
+                )
+            # A batch is marked finished in the transaction that stores its results, and only by its chunk's holder.
+            mine = [(pk, status) for pk, chunk_id, status in finished_batches if chunk_id in self.leases]
+            if mine:
+                self._batches_close(mine, now=now)
+            if broken:
+                run_transition(run_id=self.run_id, to=Run.Status.FAILED, error=broken, finished_at=now)
+            for chunk_id in finished_chunks:
+                if not self.leases[chunk_id].items_left_pending:
+                    del self.leases[chunk_id]
+                    self._finish_chunk(chunk_id, now)
+            status, budget, pool_budget = Run.objects.values_list("status", "budget", "budget_pool__budget").get(
+                pk=self.run_id
+            )
+            self.budgeted = budget is not None or pool_budget is not None
+            return FlushResult(status=status, lost=set(self.lost))
+
+    def _endpoint_broken(self, outcome: CallOutcome) -> bool:
+        if outcome.endpoint_broken:
+            return True
+        # Unreachable before anything ever came back: the base URL is wrong, not this one request.
+        return outcome.error_kind == "connection" and self.succeeded_here == 0 and not self._run_has_replies()
+
+    def _run_has_replies(self) -> bool:
+        run = Run.objects.only("done", "cached").get(pk=self.run_id)
+        return run.done > run.cached
