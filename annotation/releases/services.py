@@ -23,7 +23,7 @@ from annotation.items import selectors
 from annotation.items.models import Benchmark, Item
 from annotation.releases import record
 from annotation.releases.card import card_markdown
-from annotation.releases.checks import Check, EntryFacts, release_checklist
+from annotation.releases.checks import Check, release_checklist
 from annotation.releases.export import (
     MANIFEST,
     ZIP_CONTENT_TYPE,
@@ -33,6 +33,7 @@ from annotation.releases.export import (
     zip_bytes,
 )
 from annotation.releases.models import Release, ReleaseFile, ReleaseItem
+from annotation.releases.selectors import release_entry_facts
 from core.canonical import canonical_json
 
 DEFAULT_FILTERS = {"status": "accepted"}
@@ -177,31 +178,6 @@ def release_entries(release: Release) -> list[ReleaseItem]:
     return sorted(entries, key=lambda e: e.item.uid)
 
 
-def _entry_facts(release: Release, entries: list[ReleaseItem]) -> list[EntryFacts]:
-    dims = {d.code: d for d in release.benchmark.dimensions.select_related("parent")}
-    from annotation.items.models import EmotionCategory, Scenario
-
-    valence = dict(EmotionCategory.objects.values_list("code", "valence"))
-    domains = dict(Scenario.objects.values_list("code", "domain__code"))
-    facts = []
-    for e in entries:
-        attrs = e.revision.attributes
-        dim = dims.get(attrs.get("dimension"))
-        facts.append(
-            EntryFacts(
-                uid=e.item.uid,
-                kind=e.item.kind,
-                status=e.item.status,
-                dimension=attrs.get("dimension", ""),
-                dimension_target=dim.target_items if dim else None,
-                content=e.revision.content,
-                domain=domains.get(attrs.get("scenario")),
-                valences=[valence[c] for c in attrs.get("emotions", []) if c in valence],
-            )
-        )
-    return facts
-
-
 def release_page_entries(*, release: Release) -> QuerySet[ReleaseItem]:
     """Return the pinned entries as the release page lists them (uid, dimension, revision numbers), by uid.
 
@@ -232,7 +208,7 @@ def release_validate(*, release: Release, entries: list[ReleaseItem] | None = No
     if entries is None:
         entries = release_entries(release)
     return release_checklist(
-        _entry_facts(release, entries),
+        release_entry_facts(release=release, entries=entries),
         duplicate_threshold=settings.NEAR_DUPLICATE_THRESHOLD,
         max_domain_share=settings.RELEASE_MAX_DOMAIN_SHARE,
         min_valence_share=settings.RELEASE_MIN_VALENCE_SHARE,
