@@ -43,6 +43,46 @@ def _margin(text: str, line: int) -> int:
     return value
 
 
+def _a_wins(row: dict, winner: str, line: int) -> bool:
+    """Say whether the model in the ``model_a`` column won, from the winner named by column or by position."""
+    if winner in ("first", "second"):
+        order = (row.get("order") or "").strip().upper()
+        if order not in ("AB", "BA"):
+            raise LabelImportError(f"line {line}: order: positions need an order of AB or BA")
+        return (winner == "first") == (order == "AB")
+    if winner in ("a", "b"):
+        return winner == "a"
+    raise LabelImportError(f"line {line}: winner: expected A, B, first, second or tie, got {winner!r}")
+
+
+def _score(row: dict, line: int) -> int:
+    """Return the row's signed score for the model in the ``model_a`` column: +margin if it won, 0 for a tie."""
+    winner = row["winner"].strip().lower()
+    margin = _margin(row["margin"], line)
+    if winner == "tie":
+        if margin:
+            raise LabelImportError(f"line {line}: margin: a tie has no margin")
+        return 0
+    if margin == 0:
+        raise LabelImportError(f"line {line}: margin: a win needs a margin from 1 to 5")
+    return margin if _a_wins(row, winner, line) else -margin
+
+
+def _cell(row: dict, line: int) -> tuple[str, str, float]:
+    """Return the row's unit (with the canonical A first), rater and signed score."""
+    a, b = row["model_a"].strip(), row["model_b"].strip()
+    if not a or not b or a == b:
+        raise LabelImportError(f"line {line}: model_a/model_b: two different model names are required")
+    score = _score(row, line)
+    if a > b:
+        a, b, score = b, a, -score
+    unit = "|".join([row["item"].strip(), row["language"].strip(), row["dimension"].strip(), a, b])
+    rater = row["rater"].strip()
+    if not rater:
+        raise LabelImportError(f"line {line}: rater: required")
+    return unit, rater, float(score)
+
+
 def read_pairwise_labels(text: str) -> PairwiseTable:
     """Parse the CSV text into a signed table; raise ``LabelImportError`` naming the first bad line and field."""
     reader = csv.DictReader(io.StringIO(text))
@@ -51,37 +91,10 @@ def read_pairwise_labels(text: str) -> PairwiseTable:
         raise LabelImportError(f"line 1: header: missing column(s) {', '.join(missing)}")
     cells: dict[tuple[str, str], float] = {}
     for line, row in enumerate(reader, start=2):
-        a, b = row["model_a"].strip(), row["model_b"].strip()
-        if not a or not b or a == b:
-            raise LabelImportError(f"line {line}: model_a/model_b: two different model names are required")
-        winner = row["winner"].strip().lower()
-        margin = _margin(row["margin"], line)
-        if winner == "tie":
-            if margin:
-                raise LabelImportError(f"line {line}: margin: a tie has no margin")
-            score = 0
-        else:
-            if margin == 0:
-                raise LabelImportError(f"line {line}: margin: a win needs a margin from 1 to 5")
-            if winner in ("first", "second"):
-                order = (row.get("order") or "").strip().upper()
-                if order not in ("AB", "BA"):
-                    raise LabelImportError(f"line {line}: order: positions need an order of AB or BA")
-                a_wins = (winner == "first") == (order == "AB")
-            elif winner in ("a", "b"):
-                a_wins = winner == "a"
-            else:
-                raise LabelImportError(f"line {line}: winner: expected A, B, first, second or tie, got {winner!r}")
-            score = margin if a_wins else -margin
-        if a > b:
-            a, b, score = b, a, -score
-        unit = "|".join([row["item"].strip(), row["language"].strip(), row["dimension"].strip(), a, b])
-        rater = row["rater"].strip()
-        if not rater:
-            raise LabelImportError(f"line {line}: rater: required")
+        unit, rater, score = _cell(row, line)
         if (unit, rater) in cells:
             raise LabelImportError(f"line {line}: rater: {rater} already rated this comparison")
-        cells[(unit, rater)] = float(score)
+        cells[(unit, rater)] = score
     if not cells:
         raise LabelImportError("the file holds no verdicts")
     units = sorted({u for u, _ in cells})

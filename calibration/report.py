@@ -15,7 +15,9 @@ import numpy as np
 from annotation.labelling.text import response_length
 from calibration import agreement as ag
 from calibration.agreement.planning import planning_inputs
-from calibration.models import CalibrationRun, CombineRule, Judge
+from calibration.models import CalibrationRun, CombineRule
+from calibration.report_facts import CalibrationFacts, ComparisonFacts
+from calibration.selectors import calibration_report_facts
 from core.canonical import canonical_json
 from core.csvsafe import csv_text
 
@@ -151,91 +153,106 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None or not np.isfinite(value) else f"{value:.3f}"
 
 
-def build_report(run: CalibrationRun) -> dict:
-    """Assemble the report of a collected calibration run from its labels and verdicts."""
-    comparisons = list(
-        run.comparison_set.comparisons.select_related("dimension", "response_a", "response_b").order_by("id")
-    )
-    index = {c.pk: i for i, c in enumerate(comparisons)}
-    from annotation.labelling.models import ExpertLabel
+def _expert_table(facts: CalibrationFacts, index: dict[int, int]) -> tuple[list[str], np.ndarray]:
+    """Return the experts' names and their scores as comparisons x experts (NaN where unlabelled)."""
+    expert_names = sorted({label.expert for label in facts.labels})
+    table = np.full((len(facts.comparisons), len(expert_names)), np.nan)
+    for label in facts.labels:
+        table[index[label.comparison_id], expert_names.index(label.expert)] = label.score
+    return expert_names, table
 
-    labels = list(
-        ExpertLabel.objects.filter(assignment__comparison__comparison_set=run.comparison_set).select_related(
-            "assignment__expert"
-        )
-    )
-    expert_names = sorted({label.assignment.expert.get_username() for label in labels})
-    table = np.full((len(comparisons), len(expert_names)), np.nan)
-    for label in labels:
-        table[index[label.assignment.comparison_id], expert_names.index(label.assignment.expert.get_username())] = (
-            label.score
-        )
-    judges: list[Judge] = sorted(
-        [jr.judge for jr in run.judge_runs.select_related("judge", "llm_run")] + list(run.juries.all()),
-        key=lambda j: j.name,
-    )
-    verdicts: dict[str, dict[str, np.ndarray]] = {}
-    for judge in judges:
-        ab, ba = np.full(len(comparisons), np.nan), np.full(len(comparisons), np.nan)
-        attempted = np.zeros(len(comparisons), dtype=bool)
-        for v in run.verdicts.filter(judge=judge):
-            i = index[v.comparison_id]
-            attempted[i] = True
-            if v.parsed:
-                (ab if v.order == "AB" else ba)[i] = v.score
-        verdicts[judge.name] = {"ab": ab, "ba": ba, "attempted": attempted}
-    lengths = (
-        np.array([response_length(c.response_a.text, c.language) for c in comparisons], dtype=float),
-        np.array([response_length(c.response_b.text, c.language) for c in comparisons], dtype=float),
-    )
+
+def _judge_verdicts(facts: CalibrationFacts, index: dict[int, int]) -> dict[str, dict[str, np.ndarray]]:
+    """Return each judge's scores in both orders (NaN where unparsed) and which comparisons it was asked about."""
+    n = len(facts.comparisons)
+    verdicts = {
+        name: {"ab": np.full(n, np.nan), "ba": np.full(n, np.nan), "attempted": np.zeros(n, dtype=bool)}
+        for name in facts.judges
+    }
+    for v in facts.verdicts:
+        i, arrays = index[v.comparison_id], verdicts[v.judge]
+        arrays["attempted"][i] = True
+        if v.parsed:
+            arrays["ab" if v.order == "AB" else "ba"][i] = v.score
+    return verdicts
+
+
+def _strata(comparisons: list[ComparisonFacts]) -> list[tuple[str, str, np.ndarray]]:
+    """Return the strata (key, label, mask of comparisons): overall, each dimension, each language."""
     strata = [("overall", "overall", np.ones(len(comparisons), dtype=bool))]
-    for code in sorted({c.dimension.code for c in comparisons}):
-        strata.append((f"dimension:{code}", code, np.array([c.dimension.code == code for c in comparisons])))
+    for code in sorted({c.dimension for c in comparisons}):
+        strata.append((f"dimension:{code}", code, np.array([c.dimension == code for c in comparisons])))
     for lang in sorted({c.language for c in comparisons}):
         strata.append((f"language:{lang}", lang, np.array([c.language == lang for c in comparisons])))
+    return strata
+
+
+def _report_strata(facts: CalibrationFacts, table: np.ndarray, verdicts: dict) -> list[dict]:
+    comparisons = facts.comparisons
+    lengths = (
+        np.array([response_length(c.text_a, c.language) for c in comparisons], dtype=float),
+        np.array([response_length(c.text_b, c.language) for c in comparisons], dtype=float),
+    )
     report_strata = []
-    for key, label, mask in strata:
+    for key, label, mask in _strata(comparisons):
         if not mask.any():
             continue
         data = stratum_report(
             experts=table[mask],
             judges={n: {k: v[mask] for k, v in d.items()} for n, d in verdicts.items()},
             lengths=(lengths[0][mask], lengths[1][mask]),
-            rule=run.combine_rule,
-            seed=run.seed,
-            n_boot=run.bootstrap,
+            rule=facts.combine_rule,
+            seed=facts.seed,
+            n_boot=facts.bootstrap,
         )
         report_strata.append({"key": key, "label": label, **data})
-    costs = {jr.judge.name: str(jr.llm_run.spent) for jr in run.judge_runs.select_related("judge", "llm_run")}
-    spent = {jr.judge_id: jr.llm_run.spent for jr in run.judge_runs.select_related("llm_run")}
-    for jury in run.juries.prefetch_related("members"):
-        # A jury costs what its members' calls cost.
-        costs[jury.name] = str(sum((spent.get(m.pk, 0) for m in jury.members.all()), start=Decimal("0")))
-    seconds = [label.seconds_spent for label in labels if label.seconds_spent is not None]
+    return report_strata
+
+
+def _costs(facts: CalibrationFacts) -> dict[str, str]:
+    """Return what each judge cost; a jury costs what its members' calls cost."""
+    costs = {name: str(spent) for name, spent in facts.spent.items()}
+    for jury, members in facts.juries.items():
+        costs[jury] = str(sum((facts.spent.get(m, 0) for m in members), start=Decimal("0")))
+    return costs
+
+
+def report_from_facts(facts: CalibrationFacts) -> dict:
+    """Assemble the report of a collected calibration run from its labels and verdicts."""
+    index = {c.id: i for i, c in enumerate(facts.comparisons)}
+    expert_names, table = _expert_table(facts, index)
+    verdicts = _judge_verdicts(facts, index)
+    report_strata = _report_strata(facts, table, verdicts)
+    seconds = [label.seconds_spent for label in facts.labels if label.seconds_spent is not None]
     planning = _planning(
         table=table,
         verdicts=verdicts,
-        items=np.array([c.item_id for c in comparisons]),
-        rule=run.combine_rule,
+        items=np.array([c.item_id for c in facts.comparisons]),
+        rule=facts.combine_rule,
         seconds_per_label=float(np.median(seconds)) if seconds else None,
     )
     return {
-        "run": run.name,
-        "comparison_set": run.comparison_set.name,
-        "combine_rule": run.combine_rule,
+        "run": facts.name,
+        "comparison_set": facts.comparison_set,
+        "combine_rule": facts.combine_rule,
         "level": PRIMARY_LEVEL,
         "orientation": ORIENTATION,
         "weighted_kappa_scale": list(ag.SIGNED_SCALE),
-        "seed": run.seed,
-        "n_boot": run.bootstrap,
+        "seed": facts.seed,
+        "n_boot": facts.bootstrap,
         "experts": expert_names,
-        "judges": [j.name for j in judges],
-        "costs": costs,
+        "judges": list(facts.judges),
+        "costs": _costs(facts),
         "strata": report_strata,
         "suggestion": suggest(report_strata[0]) if report_strata else {"judge": None, "reasoning": []},
         "planning": planning,
-        "design": _design(run, comparisons, table, verdicts),
+        "design": _design(facts, table, verdicts),
     }
+
+
+def build_report(run: CalibrationRun) -> dict:
+    """Read a collected calibration run's labels and verdicts and assemble its report."""
+    return report_from_facts(calibration_report_facts(run=run))
 
 
 def agreement_indicators(experts: np.ndarray, ab: np.ndarray, ba: np.ndarray, rule: str) -> np.ndarray:
@@ -247,36 +264,37 @@ def agreement_indicators(experts: np.ndarray, ab: np.ndarray, ba: np.ndarray, ru
     return np.where(np.isnan(combined) | np.isnan(majority), np.nan, (np.sign(combined) == majority).astype(float))
 
 
-def _design(run: CalibrationRun, comparisons: list, table: np.ndarray, verdicts: dict) -> dict | None:
-    """Return design-unbiased agreement per judge for a set served in active order (``annotation.labelling.active``).
-
-    Each stratum's served sequence is used up to its first served comparison nobody has labelled yet.
-    """
-    from annotation.labelling import active
-    from calibration.models import ServedComparison
-
-    if run.comparison_set.order != "active":
-        return None
-    index = {c.pk: i for i, c in enumerate(comparisons)}
-    keys = [f"{c.dimension.code}:{c.language}" for c in comparisons]
-    sizes: dict[str, int] = {}
-    for key in keys:
-        sizes[key] = sizes.get(key, 0) + 1
-    labelled = ~np.isnan(table).all(axis=1)
+def _served_rows(facts: CalibrationFacts, keys: list[str], labelled: np.ndarray) -> tuple[list[int], list[float]]:
+    """Return the served comparisons used (indices) and their draw probabilities: each stratum's served sequence up
+    to its first served comparison nobody has labelled yet."""
+    index = {c.id: i for i, c in enumerate(facts.comparisons)}
     rows, probabilities, closed = [], [], set()
-    served = ServedComparison.objects.filter(comparison_set=run.comparison_set).order_by("position")
-    for comparison_id, probability in served.values_list("comparison_id", "probability"):
+    for comparison_id, probability in facts.served:
         i = index[comparison_id]
         if keys[i] in closed or not labelled[i]:
             closed.add(keys[i])
             continue
         rows.append(i)
         probabilities.append(probability)
+    return rows, probabilities
+
+
+def _design(facts: CalibrationFacts, table: np.ndarray, verdicts: dict) -> dict | None:
+    """Return design-unbiased agreement per judge for a set served in active order (``annotation.labelling.active``)."""
+    from annotation.labelling import active
+
+    if facts.served is None:
+        return None
+    keys = [f"{c.dimension}:{c.language}" for c in facts.comparisons]
+    sizes: dict[str, int] = {}
+    for key in keys:
+        sizes[key] = sizes.get(key, 0) + 1
+    rows, probabilities = _served_rows(facts, keys, ~np.isnan(table).all(axis=1))
     rows_array, q = np.array(rows, dtype=int), np.array(probabilities, dtype=float)
     strata = np.array([keys[i] for i in rows], dtype=object)
     judges, values, errors = {}, [], []
     for name, d in verdicts.items():
-        y = agreement_indicators(table, d["ab"], d["ba"], run.combine_rule)[rows_array]
+        y = agreement_indicators(table, d["ab"], d["ba"], facts.combine_rule)[rows_array]
         estimate = active.stratified_mean(np.nan_to_num(y), q, strata, sizes, defined=(~np.isnan(y)).astype(float))
         judges[name] = estimate.as_dict()
         values.append(np.nan if estimate.value is None else estimate.value)

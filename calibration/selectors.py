@@ -2,7 +2,16 @@
 
 from django.db.models import Prefetch, QuerySet
 
-from calibration.models import CalibrationJudgeRun, CalibrationRun, Judge, JudgePrompt, JudgeSelection, PromptSet
+from calibration.models import (
+    CalibrationJudgeRun,
+    CalibrationRun,
+    Judge,
+    JudgePrompt,
+    JudgeSelection,
+    PromptSet,
+    ServedComparison,
+)
+from calibration.report_facts import CalibrationFacts, ComparisonFacts, LabelFacts, VerdictFacts
 
 
 def calibration_run_list() -> QuerySet[CalibrationRun]:
@@ -59,3 +68,64 @@ def judge_rule_exclusion(*, report: dict, name: str) -> str | None:
 def calibration_run_selection(*, run: CalibrationRun) -> JudgeSelection | None:
     """Return the latest judge selection made on this run's report, if any."""
     return JudgeSelection.objects.filter(calibration_run=run).select_related("judge", "selected_by").first()
+
+
+def calibration_report_facts(*, run: CalibrationRun) -> CalibrationFacts:
+    """Read what the run's report is built from: the set's comparisons, the experts' labels and the verdicts."""
+    from annotation.labelling.models import ExpertLabel
+
+    comparison_set = run.comparison_set
+    comparisons = comparison_set.comparisons.select_related("dimension", "response_a", "response_b").order_by("id")
+    labels = ExpertLabel.objects.filter(assignment__comparison__comparison_set=comparison_set).select_related(
+        "assignment__expert"
+    )
+    judge_runs = list(run.judge_runs.select_related("judge", "llm_run"))
+    juries = list(run.juries.prefetch_related("members"))
+    judge_names = {jr.judge_id: jr.judge.name for jr in judge_runs} | {jury.pk: jury.name for jury in juries}
+    verdicts = run.verdicts.filter(judge__in=list(judge_names)).values_list(
+        "judge_id", "comparison_id", "order", "parsed", "score"
+    )
+    served = None
+    if comparison_set.order == "active":
+        served = list(
+            ServedComparison.objects.filter(comparison_set=comparison_set)
+            .order_by("position")
+            .values_list("comparison_id", "probability")
+        )
+    return CalibrationFacts(
+        name=run.name,
+        comparison_set=comparison_set.name,
+        combine_rule=run.combine_rule,
+        seed=run.seed,
+        bootstrap=run.bootstrap,
+        comparisons=[
+            ComparisonFacts(
+                id=c.pk,
+                item_id=c.item_id,
+                dimension=c.dimension.code,
+                language=c.language,
+                text_a=c.response_a.text,
+                text_b=c.response_b.text,
+            )
+            for c in comparisons
+        ],
+        labels=[
+            LabelFacts(
+                comparison_id=label.assignment.comparison_id,
+                expert=label.assignment.expert.get_username(),
+                score=label.score,
+                seconds_spent=label.seconds_spent,
+            )
+            for label in labels
+        ],
+        judges=sorted(judge_names.values()),
+        verdicts=[
+            VerdictFacts(
+                judge=judge_names[judge_id], comparison_id=comparison_id, order=order, parsed=parsed, score=score
+            )
+            for judge_id, comparison_id, order, parsed, score in verdicts
+        ],
+        spent={jr.judge.name: jr.llm_run.spent for jr in judge_runs},
+        juries={jury.name: [m.name for m in jury.members.all()] for jury in juries},
+        served=served,
+    )

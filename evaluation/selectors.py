@@ -2,9 +2,19 @@
 
 from django.db.models import Prefetch, QuerySet
 
+from annotation.items.models import ItemRevision
 from evaluation import ratings
 from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
 from evaluation.progress import run_progress
+from evaluation.report.facts import (
+    AnswerFacts,
+    ModelFacts,
+    ReportFacts,
+    ResponseFacts,
+    RunFacts,
+    VerdictFacts,
+    needs_options,
+)
 from llm.models import Run
 
 
@@ -140,3 +150,77 @@ def _overall(report: dict, code: str, language: str) -> float | None:
         if row["model"] == code and row["language"] == language and row["dimension"] == "overall":
             return row["mu"]
     return None
+
+
+def evaluation_report_facts(*, run: EvaluationRun) -> ReportFacts:
+    """Read what the run's report is built from: its settings, models, answers, verdicts and usable responses."""
+    models = list(run.models.order_by("code"))
+    facts = RunFacts(
+        name=run.name,
+        release=str(run.release),
+        judge=run.judge.name if run.judge_id else None,
+        protocol=run.protocol,
+        pairing=run.pairing,
+        adaptive=run.pairing == EvaluationRun.Pairing.ADAPTIVE,
+        combine_rule=run.combine_rule,
+        margin_mapping=run.margin_mapping,
+        seed=run.seed,
+        languages=run.languages,
+        notes=run.notes,
+    )
+    return ReportFacts(
+        run=facts,
+        models=[ModelFacts(code=m.code, label=m.label) for m in models],
+        answers=_report_answers(run),
+        verdicts=[
+            VerdictFacts(
+                item_id=v.item_id,
+                item=v.item.uid,
+                dimension=v.item.dimension.code,
+                language=v.language,
+                model_a=v.model_a.code,
+                model_b=v.model_b.code,
+                order=v.order,
+                round=v.round,
+                parsed=v.parsed,
+                score=v.score,
+            )
+            for v in PairVerdict.objects.filter(run=run)
+            .select_related("model_a", "model_b", "item__dimension")
+            .order_by("id")
+        ],
+        responses=[
+            ResponseFacts(model=o.model.code, item_id=o.item_id, language=o.language, text=o.text)
+            for o in OpenResponse.objects.filter(run=run, ok=True).select_related("model").order_by("id")
+        ],
+    )
+
+
+def _report_answers(run: EvaluationRun) -> list[AnswerFacts]:
+    """Return the run's answers; the options of the pinned revision only where the crisis matrix reads them."""
+    answers = list(Answer.objects.filter(run=run).select_related("model", "item__dimension").order_by("id"))
+    wanted = {
+        a.pk: a.revision_id
+        for a in answers
+        if needs_options(crisis=bool(a.item.crisis_level_id), dimension=a.item.dimension.code, turn=a.turn)
+    }
+    revisions = set(wanted.values())
+    contents = dict(ItemRevision.objects.filter(pk__in=revisions).values_list("pk", "content")) if revisions else {}
+    return [
+        AnswerFacts(
+            model=a.model.code,
+            item=a.item.uid,
+            dimension=a.item.dimension.code,
+            kind=a.item.kind,
+            crisis=bool(a.item.crisis_level_id),
+            language=a.language,
+            turn=a.turn,
+            option_order=a.option_order,
+            correct_index=a.correct_index,
+            chosen_index=a.chosen_index,
+            parsed=a.parsed,
+            correct=a.correct,
+            options=contents[wanted[a.pk]][a.language]["options"] if a.pk in wanted else None,
+        )
+        for a in answers
+    ]

@@ -14,6 +14,7 @@ from django.db import DatabaseError
 from django.db.models import BinaryField, Case, QuerySet, Value, When
 from django.utils.translation import gettext as _
 
+from annotation.items.models import EmotionCategory, Scenario
 from annotation.releases import record
 from annotation.releases.card import card_markdown
 from annotation.releases.checks import Check, EntryFacts, release_checklist
@@ -69,10 +70,9 @@ def release_entries(release: Release) -> list[ReleaseItem]:
     return sorted(entries, key=lambda e: e.item.uid)
 
 
-def _entry_facts(release: Release, entries: list[ReleaseItem]) -> list[EntryFacts]:
+def release_entry_facts(*, release: Release, entries: list[ReleaseItem]) -> list[EntryFacts]:
+    """Return what the freeze checklist needs to know about each pinned entry, in the order of ``entries``."""
     dims = {d.code: d for d in release.benchmark.dimensions.select_related("parent")}
-    from annotation.items.models import EmotionCategory, Scenario
-
     valence = dict(EmotionCategory.objects.values_list("code", "valence"))
     domains = dict(Scenario.objects.values_list("code", "domain__code"))
     facts = []
@@ -124,7 +124,7 @@ def release_validate(*, release: Release, entries: list[ReleaseItem] | None = No
     if entries is None:
         entries = release_entries(release)
     return release_checklist(
-        _entry_facts(release, entries),
+        release_entry_facts(release=release, entries=entries),
         duplicate_threshold=settings.NEAR_DUPLICATE_THRESHOLD,
         max_domain_share=settings.RELEASE_MAX_DOMAIN_SHARE,
         min_valence_share=settings.RELEASE_MIN_VALENCE_SHARE,

@@ -4,6 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation.releases.models import ReleaseItem
 from annotation.releases.selectors import release_entries
 from calibration import prompts as judge_prompts
 from evaluation import prompts
@@ -54,6 +55,64 @@ def _letter_of(text: str) -> str | None:
         return None
 
 
+def _letter_answer(run: EvaluationRun, link: EvaluationLLMRun, entry: ReleaseItem, ri: RunItem, text: str) -> Answer:
+    """Return the answer a reply naming an option's letter gives, in the order the options were shown."""
+    turn, lang, model = ri.ref["turn"], ri.ref["language"], link.model
+    spec = prompts.objective_turns(entry.item.kind, entry.revision.content[lang])[turn]
+    order = prompts.option_order(
+        uid=entry.item.uid, model_code=model.code, language=lang, turn=turn, seed=run.seed, n=len(spec["options"])
+    )
+    letter = _letter_of(text)
+    chosen = None
+    if letter is not None and prompts.LETTERS.index(letter) < len(order):
+        chosen = order[prompts.LETTERS.index(letter)]
+    return Answer(
+        run=run,
+        model=model,
+        item=entry.item,
+        revision=entry.revision,
+        language=lang,
+        turn=turn,
+        option_order=order,
+        correct_index=spec.get("answer"),
+        chosen_index=chosen,
+        parsed=chosen is not None,
+        correct=chosen is not None and chosen == spec.get("answer"),
+        call=ri.call,
+        raw=text,
+    )
+
+
+def _logprob_answer(
+    run: EvaluationRun, link: EvaluationLLMRun, entry: ReleaseItem, lang: str, turn: int, options: dict[int, RunItem]
+) -> Answer:
+    """Return the answer the options' log-probabilities give: the option with the highest mean, if all are scored."""
+    version = entry.revision.content[lang]
+    spec = prompts.objective_turns(entry.item.kind, version)[turn]
+    prefix = prompts.logprob_prefix(kind=entry.item.kind, version=version, language=lang, turn=turn)
+    scores = {}
+    for o, ri in sorted(options.items()):
+        if isinstance(ri.result, dict):
+            mean, total = prompts.continuation_score(ri.result, prompts.option_start(prefix))
+            scores[str(o)] = {"mean": mean, "sum": total}
+    complete = len(scores) == len(spec["options"]) and all(s["mean"] is not None for s in scores.values())
+    chosen = max(scores, key=lambda k: scores[k]["mean"]) if complete else None
+    return Answer(
+        run=run,
+        model=link.model,
+        item=entry.item,
+        revision=entry.revision,
+        language=lang,
+        turn=turn,
+        option_order=list(range(len(spec["options"]))),
+        correct_index=spec.get("answer"),
+        chosen_index=int(chosen) if chosen is not None else None,
+        parsed=complete,
+        correct=complete and int(chosen) == spec.get("answer"),
+        scores=scores,
+    )
+
+
 def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
     model = link.model
     entries = {e.item_id: e for e in release_entries(run.release)}
@@ -67,78 +126,20 @@ def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
         if ri.status != RunItem.Status.DONE and kind != "logprob":
             # No reply at all (the provider failed): the item is missing for this model, not answered wrongly.
             missing += 1
-            continue
-        if kind == "open":
+        elif kind == "open":
             ok = bool(text.strip())
             opens.append(
                 OpenResponse(run=run, model=model, item=entry.item, language=lang, text=text, ok=ok, call=ri.call)
             )
         elif kind == "letter":
-            turn = ref["turn"]
-            version = entry.revision.content[lang]
-            spec = prompts.objective_turns(entry.item.kind, version)[turn]
-            order = prompts.option_order(
-                uid=entry.item.uid,
-                model_code=model.code,
-                language=lang,
-                turn=turn,
-                seed=run.seed,
-                n=len(spec["options"]),
-            )
-            letter = _letter_of(text)
-            chosen = None
-            if letter is not None and prompts.LETTERS.index(letter) < len(order):
-                chosen = order[prompts.LETTERS.index(letter)]
-            answers.append(
-                Answer(
-                    run=run,
-                    model=model,
-                    item=entry.item,
-                    revision=entry.revision,
-                    language=lang,
-                    turn=turn,
-                    option_order=order,
-                    correct_index=spec.get("answer"),
-                    chosen_index=chosen,
-                    parsed=chosen is not None,
-                    correct=chosen is not None and chosen == spec.get("answer"),
-                    call=ri.call,
-                    raw=text,
-                )
-            )
+            answers.append(_letter_answer(run, link, entry, ri, text))
         else:
             logprob_groups.setdefault((entry.item_id, lang, ref["turn"]), {})[ref["option"]] = ri
     for (item_id, lang, turn), options in logprob_groups.items():
-        entry = entries[item_id]
-        version = entry.revision.content[lang]
-        spec = prompts.objective_turns(entry.item.kind, version)[turn]
-        prefix = prompts.logprob_prefix(kind=entry.item.kind, version=version, language=lang, turn=turn)
         if any(ri.status != RunItem.Status.DONE for ri in options.values()):
             missing += 1
             continue
-        scores = {}
-        for o, ri in sorted(options.items()):
-            if isinstance(ri.result, dict):
-                mean, total = prompts.continuation_score(ri.result, prompts.option_start(prefix))
-                scores[str(o)] = {"mean": mean, "sum": total}
-        complete = len(scores) == len(spec["options"]) and all(s["mean"] is not None for s in scores.values())
-        chosen = max(scores, key=lambda k: scores[k]["mean"]) if complete else None
-        answers.append(
-            Answer(
-                run=run,
-                model=model,
-                item=entry.item,
-                revision=entry.revision,
-                language=lang,
-                turn=turn,
-                option_order=list(range(len(spec["options"]))),
-                correct_index=spec.get("answer"),
-                chosen_index=int(chosen) if chosen is not None else None,
-                parsed=complete,
-                correct=complete and int(chosen) == spec.get("answer"),
-                scores=scores,
-            )
-        )
+        answers.append(_logprob_answer(run, link, entries[item_id], lang, turn, options))
     Answer.objects.bulk_create(answers)
     OpenResponse.objects.bulk_create(opens)
     if missing:

@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 
 from annotation.releases.models import Release
 from annotation.releases.selectors import release_entries
-from calibration.models import CombineRule, Judge
+from calibration.models import CombineRule, Judge, JudgeSelection
 from calibration.services import primary_judge
 from evaluation import prompts
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse
@@ -50,41 +50,15 @@ def evaluation_run_create(
     Running with another judge, or with none (objective items only), needs a recorded reason. ``budget`` (in the
     endpoints' currency) is shared by all the run's LLM runs: they pause before a request that could exceed it.
     """
-    errors = []
-    if not release.is_frozen:
-        errors.append(
-            _("Release %(version)s is a draft; evaluation runs only on frozen releases.") % {"version": release.version}
-        )
-    if EvaluationRun.objects.filter(name=name).exists():
-        errors.append(_("An evaluation run named %(name)s already exists.") % {"name": name})
     endpoints = list(dict.fromkeys(endpoints))
-    if not endpoints:
-        errors.append(_("Choose at least one model under test."))
     languages = [lang for lang in ("en", "zh") if lang in languages]
-    if not languages:
-        errors.append(_("Choose at least one language."))
-    selection = primary_judge()
-    if judge is None and selection is not None and not judge_override_reason.strip():
-        judge = selection.judge
-    if selection is None and not judge_override_reason.strip():
-        errors.append(_("No primary judge is selected; select one in calibration or record why you run without it."))
-    elif selection is not None and judge is not None and judge != selection.judge and not judge_override_reason.strip():
-        errors.append(_("%(judge)s is not the selected primary judge; record why you use it.") % {"judge": judge})
+    errors = _plan_errors(release=release, name=name, endpoints=endpoints, languages=languages)
+    judge, selection, judge_errors = _judge_choice(judge=judge, override_reason=judge_override_reason)
     if combine_rule is None:
         combine_rule = selection.calibration_run.combine_rule if selection else CombineRule.FACET_TIE
-    if combine_rule not in CombineRule.values:
-        errors.append(_("Unknown order-combination rule."))
-    if margin_mapping not in MARGIN_MAPPINGS:
-        errors.append(_("Unknown margin mapping; choose linear, sqrt, log or fixed."))
-    if protocol == EvaluationRun.Protocol.LOGPROB:
-        wrong = [e.name for e in endpoints if e.api_style != Endpoint.ApiStyle.COMPLETIONS]
-        if wrong:
-            errors.append(
-                _("The log-probability protocol needs legacy completions endpoints; not: %(names)s.")
-                % {"names": ", ".join(wrong)}
-            )
-    if budget is not None and Decimal(budget) < 0:
-        errors.append(_("A budget cannot be negative."))
+    errors += judge_errors + _options_errors(
+        combine_rule=combine_rule, margin_mapping=margin_mapping, protocol=protocol, endpoints=endpoints, budget=budget
+    )
     if errors:
         raise ValidationError(errors)
     run = EvaluationRun(
@@ -108,6 +82,62 @@ def evaluation_run_create(
         label = labels[n - 1] if labels and n <= len(labels) else endpoint.name
         ModelUnderTest.objects.create(run=run, endpoint=endpoint, code=f"M{n:02d}", label=label)
     return run
+
+
+def _plan_errors(*, release: Release, name: str, endpoints: list[Endpoint], languages: list[str]) -> list[str]:
+    """Return what is wrong with the release, name, models and languages of a planned run."""
+    errors = []
+    if not release.is_frozen:
+        errors.append(
+            _("Release %(version)s is a draft; evaluation runs only on frozen releases.") % {"version": release.version}
+        )
+    if EvaluationRun.objects.filter(name=name).exists():
+        errors.append(_("An evaluation run named %(name)s already exists.") % {"name": name})
+    if not endpoints:
+        errors.append(_("Choose at least one model under test."))
+    if not languages:
+        errors.append(_("Choose at least one language."))
+    return errors
+
+
+def _judge_choice(
+    *, judge: Judge | None, override_reason: str
+) -> tuple[Judge | None, JudgeSelection | None, list[str]]:
+    """Return the run's judge (the primary judge unless a reason is recorded), the selection in force, and errors.
+
+    Running with another judge than the primary one, or without a primary judge selected, needs a reason.
+    """
+    selection = primary_judge()
+    overridden = bool(override_reason.strip())
+    if judge is None and selection is not None and not overridden:
+        judge = selection.judge
+    errors = []
+    if selection is None and not overridden:
+        errors.append(_("No primary judge is selected; select one in calibration or record why you run without it."))
+    elif selection is not None and judge is not None and judge != selection.judge and not overridden:
+        errors.append(_("%(judge)s is not the selected primary judge; record why you use it.") % {"judge": judge})
+    return judge, selection, errors
+
+
+def _options_errors(
+    *, combine_rule: str, margin_mapping: str, protocol: str, endpoints: list[Endpoint], budget: Decimal | None
+) -> list[str]:
+    """Return what is wrong with the rule, margin mapping, protocol and budget of a planned run."""
+    errors = []
+    if combine_rule not in CombineRule.values:
+        errors.append(_("Unknown order-combination rule."))
+    if margin_mapping not in MARGIN_MAPPINGS:
+        errors.append(_("Unknown margin mapping; choose linear, sqrt, log or fixed."))
+    if protocol == EvaluationRun.Protocol.LOGPROB:
+        wrong = [e.name for e in endpoints if e.api_style != Endpoint.ApiStyle.COMPLETIONS]
+        if wrong:
+            errors.append(
+                _("The log-probability protocol needs legacy completions endpoints; not: %(names)s.")
+                % {"names": ", ".join(wrong)}
+            )
+    if budget is not None and Decimal(budget) < 0:
+        errors.append(_("A budget cannot be negative."))
+    return errors
 
 
 def _response_prompts(run: EvaluationRun, model: ModelUnderTest) -> list[dict]:

@@ -98,27 +98,38 @@ def delta_z(
     notes: dict[str, str] = {}
     per_language: dict[str, tuple[ZScores, ZScores]] = {}
     for language in languages:
-        shared = [model for model in objective[language] if model in subjective[language]]
-        z_obj = z_scores({model: objective[language][model] for model in shared}, ddof=ddof)
-        z_subj = z_scores({model: subjective[language][model] for model in shared}, ddof=ddof)
-        per_language[language] = (z_obj, z_subj)
-        for label, result in (("objective", z_obj), ("subjective", z_subj)):
+        per_language[language] = _language_z_scores(objective[language], subjective[language], ddof=ddof)
+        for label, result in zip(("objective", "subjective"), per_language[language], strict=True):
             if result.undefined_reason:
                 notes[f"{language} {label}"] = result.undefined_reason
     models = sorted({model for language in languages for model in per_language[language][0].values})
-    gaps = []
-    for model in models:
-        z_obj = {lang: per_language[lang][0].values.get(model) for lang in languages}
-        z_subj = {lang: per_language[lang][1].values.get(model) for lang in languages}
-        deltas = {
-            lang: (z_subj[lang] - z_obj[lang]) if z_subj[lang] is not None and z_obj[lang] is not None else None
-            for lang in languages
-        }
-        defined = [delta for delta in deltas.values() if delta is not None]
-        if len(defined) == len(languages) >= 2:
-            gaps.append(ModelGap(model, z_obj, z_subj, deltas, typology(defined, dead_band=dead_band)))
-        else:
-            missing = [lang for lang, delta in deltas.items() if delta is None]
-            reason = f"no ΔZ in {', '.join(missing)}" if missing else "the typology needs ΔZ in at least two languages"
-            gaps.append(ModelGap(model, z_obj, z_subj, deltas, None, reason))
+    gaps = [_model_gap(model, per_language, dead_band=dead_band) for model in models]
     return DeltaZResult(gaps, languages, dead_band, ddof, notes)
+
+
+def _language_z_scores(
+    objective: Mapping[str, float], subjective: Mapping[str, float], *, ddof: int
+) -> tuple[ZScores, ZScores]:
+    """Return both z-scores in one language, across the models with both scores there."""
+    shared = [model for model in objective if model in subjective]
+    return (
+        z_scores({model: objective[model] for model in shared}, ddof=ddof),
+        z_scores({model: subjective[model] for model in shared}, ddof=ddof),
+    )
+
+
+def _model_gap(model: str, per_language: dict[str, tuple[ZScores, ZScores]], *, dead_band: float) -> ModelGap:
+    """Return one model's ΔZ per language, and its typology if it has one in every language (two at least)."""
+    languages = list(per_language)
+    z_obj = {lang: per_language[lang][0].values.get(model) for lang in languages}
+    z_subj = {lang: per_language[lang][1].values.get(model) for lang in languages}
+    deltas = {
+        lang: (z_subj[lang] - z_obj[lang]) if z_subj[lang] is not None and z_obj[lang] is not None else None
+        for lang in languages
+    }
+    defined = [delta for delta in deltas.values() if delta is not None]
+    if len(defined) == len(languages) >= 2:
+        return ModelGap(model, z_obj, z_subj, deltas, typology(defined, dead_band=dead_band))
+    missing = [lang for lang, delta in deltas.items() if delta is None]
+    reason = f"no ΔZ in {', '.join(missing)}" if missing else "the typology needs ΔZ in at least two languages"
+    return ModelGap(model, z_obj, z_subj, deltas, None, reason)
