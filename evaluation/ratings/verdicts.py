@@ -17,6 +17,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
+from itertools import groupby
 from typing import NamedTuple
 
 import numpy as np
@@ -199,10 +200,15 @@ def _content_units(
     for (i, j), games in copies.items():
         played = (min(schedule[i], schedule[j]), max(schedule[i], schedule[j]))
         r = 0
-        for _first, _second, name, count, index in sorted(games, key=lambda game: game[:3]):
-            for copy in range(r, r + count):
-                grouped.setdefault((played, copy, name), []).append(index)
-            r += count
+        ordered = sorted(games, key=lambda game: game[:3])
+        for _key, tied in groupby(ordered, key=lambda game: game[:3]):
+            # Kinds that no label-free key tells apart (mirror models winning one each) share their copy
+            # indices, so their verdicts are rated side by side whatever order they came in.
+            tied = list(tied)
+            for _first, _second, name, count, index in tied:
+                for copy in range(r, r + count):
+                    grouped.setdefault((played, copy, name), []).append(index)
+            r += max(count for *_rest, count, _index in tied)
     units, unit_verdicts, keys = [], [], []
     for identity in sorted(grouped):
         played, r, name = identity

@@ -194,6 +194,11 @@ def test_models_with_mirror_identical_records_get_equal_ratings():
     for seed in range(5):
         by_model = ratings.rate_verdicts(verdicts, seed=seed).by_model()
         assert by_model["a"].mu == by_model["z"].mu and by_model["a"].sigma == by_model["z"].sigma
+    # Each beats the other once by the same margin: still alike, whichever verdict comes first.
+    both_ways = [("a", "m", 2), ("z", "m", 2), ("a", "z", 3), ("z", "a", 3), ("m", "b", 1)]
+    for given in (both_ways, both_ways[::-1]):
+        by_model = ratings.rate_verdicts(given).by_model()
+        assert by_model["a"].mu == by_model["z"].mu == ratings.rate_verdicts(both_ways).by_model()["a"].mu
 
 
 def test_a_larger_margin_never_lowers_the_winners_mu_in_200_random_tournaments():
