@@ -72,10 +72,10 @@ class JudgeKind(models.TextChoices):
 
 
 class JuryAggregation(models.TextChoices):
-    """How a jury turns its members' verdicts on one comparison in one order into one verdict."""
+    """How a jury turns its members' verdicts on a pair (each one's two orders combined) into one verdict."""
 
     MAJORITY = "majority", _("majority vote on the winner (margin: median of the majority's margins)")
-    MEAN = "mean", _("mean signed score, rounded toward a tie")
+    MEAN = "mean", _("mean signed score, keeping its sign (size rounded half away from zero)")
 
 
 class Judge(models.Model):

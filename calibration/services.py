@@ -15,7 +15,8 @@ from annotation.labelling.models import ComparisonSet
 from annotation.labelling.pairwise import anonymise
 from annotation.labelling.selectors import set_model_names
 from calibration import prompts, selectors
-from calibration.juries import MIN_MEMBERS, combine_verdicts, expand_candidates
+from calibration.agreement.juries import jury_order_scores, jury_verdict
+from calibration.juries import MIN_MEMBERS, expand_candidates
 from calibration.models import (
     CalibrationJudgeRun,
     CalibrationRun,
@@ -384,33 +385,36 @@ def jury_create(*, name: str, members: list[Judge], aggregation: str) -> Judge:
 def jury_verdicts_store(*, run: CalibrationRun) -> int:
     """Store every jury's verdicts in a collected calibration run, combined from its members'; return how many.
 
-    Verdicts already stored are kept, so a second call stores nothing.
+    Each member's two orders are combined first, by the run's rule, then the members
+    (``calibration.agreement.juries.jury_verdict``). Verdicts already stored are kept, so a second call stores nothing.
     """
     created = []
     for jury in run.juries.prefetch_related("members"):
         members = sorted(jury.members.all(), key=lambda m: m.name)
-        existing = set(run.verdicts.filter(judge=jury).values_list("comparison_id", "order"))
-        by_key: dict[tuple[int, str], dict[int, int | None]] = {}
+        existing = set(run.verdicts.filter(judge=jury).values_list("comparison_id", flat=True))
+        by_comparison: dict[int, dict[int, dict[str, int | None]]] = {}
         for judge_id, comparison_id, order, score in run.verdicts.filter(judge__in=members).values_list(
             "judge_id", "comparison_id", "order", "score"
         ):
-            by_key.setdefault((comparison_id, order), {})[judge_id] = score
-        for (comparison_id, order), scores in sorted(by_key.items()):
-            if (comparison_id, order) in existing:
+            by_comparison.setdefault(comparison_id, {}).setdefault(judge_id, {})[order] = score
+        for comparison_id, scores in sorted(by_comparison.items()):
+            if comparison_id in existing:
                 continue
-            member_scores = [scores.get(m.pk) for m in members]
-            score = combine_verdicts(member_scores, jury.aggregation)
-            created.append(
-                JudgeVerdict(
-                    calibration_run=run,
-                    judge=jury,
-                    comparison_id=comparison_id,
-                    order=order,
-                    raw_output=json.dumps({m.name: s for m, s in zip(members, member_scores, strict=True)}),
-                    parsed=score is not None,
-                    score=score,
-                    error="" if score is not None else _("no member gave a parseable verdict"),
+            member_orders = [(scores.get(m.pk, {}).get("AB"), scores.get(m.pk, {}).get("BA")) for m in members]
+            verdict = jury_verdict(member_orders, rule=run.combine_rule, method=jury.aggregation)
+            raw_output = json.dumps({m.name: list(o) for m, o in zip(members, member_orders, strict=True)})
+            for order, score in zip(("AB", "BA"), jury_order_scores(verdict, run.combine_rule), strict=True):
+                created.append(
+                    JudgeVerdict(
+                        calibration_run=run,
+                        judge=jury,
+                        comparison_id=comparison_id,
+                        order=order,
+                        raw_output=raw_output,
+                        parsed=score is not None,
+                        score=score,
+                        error="" if score is not None else _("no member gave a verdict in both orders"),
+                    )
                 )
-            )
     JudgeVerdict.objects.bulk_create(created)
     return len(created)

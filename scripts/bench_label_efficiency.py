@@ -25,8 +25,10 @@ as counts of those 16 patterns per stratum, which makes every step exact and che
 
 For each order, the number of labels needed is the smallest budget from which on the truly best judge is chosen in
 at least 95% of seeds; its interval resamples seeds (bootstrap). The jury (majority vote of the four judges) is
-compared with the best single judge on the same simulation and on the demo data (the latest computed calibration
-run of the configured database, as ``make run`` builds it with ``demo/calibration.py``), unless ``--no-demo``.
+compared with the best single judge on the same simulation and, unless ``--no-demo``, on the demo data: the demo
+calibration run (``demo/calibration.py``) is built in a throwaway database, juries of its judges by majority and by
+mean are stored by the product (``calibration.juries.jury_verdicts_store``) and their agreement is read from the
+product's report (``calibration_report_compute``).
 """
 
 import argparse
@@ -203,7 +205,8 @@ def demo_jury() -> str:
         django.setup()
         from django.core.management import call_command
 
-        from calibration.juries import jury_vs_members_on_run
+        from calibration import services as calibration_services
+        from calibration.services import jury_create, jury_verdicts_store
         from demo.base import demo_seed
         from demo.calibration import demo_calibration
         from llm import services as llm_services
@@ -215,13 +218,21 @@ def demo_jury() -> str:
         from calibration.models import CalibrationRun
 
         run = CalibrationRun.objects.get(name="Demo calibration")
-        lines = []
-        for method in ("majority", "mean"):
-            result = jury_vs_members_on_run(run, method)
-            lines.append(f"jury by {method} {result['jury']:.3f}")
+        singles = [jr.judge for jr in run.judge_runs.select_related("judge").order_by("judge__name")]
+        juries = {
+            method: jury_create(name=f"bench jury by {method}", members=singles, aggregation=method)
+            for method in ("majority", "mean")
+        }
+        run.juries.add(*juries.values())
+        jury_verdicts_store(run=run)
+        overall = calibration_services.calibration_report_compute(run=run)["strata"][0]["judges"]
+        agreement = {name: row["agreement"] for name, row in overall.items()}
+        best = max((j.name for j in singles), key=lambda name: agreement[name]["value"] or 0)
+        lines = [f"jury by {method} {agreement[jury.name]['value']:.3f}" for method, jury in juries.items()]
         return (
-            f"{', '.join(lines)} vs best single judge {result['best']:.3f} ({result['best_name']}); jury of the demo's "
-            f"{run.judge_runs.count()} judges (a split majority vote is a tie), {result['n']} comparisons"
+            f"{', '.join(lines)} vs best single judge {agreement[best]['value']:.3f} ({best}); juries of the demo's "
+            f"{len(singles)} judges stored and reported by the product (jury_verdicts_store, "
+            f"calibration_report_compute), {agreement[juries['mean'].name]['n_units']} comparisons"
         )
     finally:
         simulator.send_signal(signal.SIGTERM)

@@ -8,17 +8,18 @@ against ``trueskill.rate_1vs1`` in the tests; it runs some three hundred times f
 factor-graph solver, which is what makes 100,000 verdicts affordable.
 
 TrueSkill is order dependent. Results here depend only on the multiset of verdicts, never on the order in which
-they arrived: verdicts are first put in a canonical order, then rated in ``n_passes`` passes, each over a seeded
-random permutation of that order, and the passes are averaged (``mu`` is the mean of the pass means; ``sigma``
-is the standard deviation of the equal-weight mixture of the pass posteriors, which adds the spread caused by
-order to the mean posterior variance). See docs/statistics.md for every formula and default.
+they arrived nor on the models' names: each of ``n_passes`` passes rates them in a seeded random order derived
+from their content (models told apart by their records, not their labels), and the passes are averaged (``mu``
+is the mean of the pass means; ``sigma`` is the standard deviation of the equal-weight mixture of the pass
+posteriors, which adds the spread caused by order to the mean posterior variance). See docs/statistics.md for
+every formula and default.
 
 The code lives in submodules by concept; import the names from ``evaluation.ratings``:
 
 - ``update``: the TrueSkill environment and the exact one-versus-one update;
 - ``margins``: the margin mapping ``f(|k|)``;
 - ``display``: the Elo-like display scale with anchors;
-- ``verdicts``: rating computation from verdicts (canonical order, seeded passes, averaging);
+- ``verdicts``: rating computation from verdicts (label-free content order, seeded passes, averaging);
 - ``pairing``: round-robin and adaptive pairing (pairs likely misordered, chosen jointly across strata);
 - ``agreement``: Kendall's tau-b between rankings, and Spearman, Kendall and Pearson-on-ranks correlations;
 - ``bradley_terry``: Bradley-Terry maximum-likelihood strengths (ties half a win each way) with bootstrap

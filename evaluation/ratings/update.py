@@ -125,7 +125,8 @@ def _update(
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     var_w += tau2
     var_l += tau2
-    c2 = two_beta2 + var_w + var_l
+    # Bracketed so that a draw's two sides can be swapped bit for bit (floating-point addition commutes).
+    c2 = two_beta2 + (var_w + var_l)
     c = math.sqrt(c2)
     t = (mu_w - mu_l) / c
     if drawn:

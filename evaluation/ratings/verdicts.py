@@ -5,15 +5,19 @@ a negative one that B won by ``|k|``, zero a draw. Each decisive verdict is turn
 TrueSkill win updates (the margin mapping), a draw into one drawn update.
 
 TrueSkill is order dependent. Results here depend only on the multiset of verdicts, never on the order in which
-they arrived: verdicts are first put in a canonical order, then rated in ``n_passes`` passes, each over a seeded
-random permutation of that order, and the passes are averaged (``mu`` is the mean of the pass means; ``sigma``
-is the standard deviation of the equal-weight mixture of the pass posteriors, which adds the spread caused by
-order to the mean posterior variance). See docs/statistics.md for every formula and default.
+they arrived nor on the models' names: each pass rates the verdicts in a seeded random order derived from their
+content (``_content_units``: models are told apart by their records, never by their labels), and the passes are
+averaged (``mu`` is the mean of the pass means; ``sigma`` is the standard deviation of the equal-weight mixture of
+the pass posteriors, which adds the spread caused by order to the mean posterior variance). See
+docs/statistics.md for every formula and default.
 """
 
+import hashlib
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
+from itertools import groupby
 from typing import NamedTuple
 
 import numpy as np
@@ -63,7 +67,11 @@ class ModelRating:
 
 @dataclass(frozen=True)
 class Ratings:
-    """Ratings of every model, best ``mu`` first, with the settings that produced them."""
+    """Ratings of every model, best ``mu`` first, with the settings that produced them.
+
+    ``order_sd_max`` is the largest ``order_sd`` of a model: how far one pass's ``mu`` strays from another's
+    because of the order alone (the mean of ``n_passes`` passes strays ``1 / sqrt(n_passes)`` as far).
+    """
 
     ratings: tuple[ModelRating, ...]
     environment: TrueSkillEnvironment
@@ -74,6 +82,7 @@ class Ratings:
     n_updates: float
     conservative_k: float
     display_scale: DisplayScale
+    order_sd_max: float = 0.0
 
     def by_model(self) -> dict[str, ModelRating]:
         """Return the ratings keyed by model name."""
@@ -95,6 +104,7 @@ class Ratings:
             "n_verdicts": self.n_verdicts,
             "n_updates": self.n_updates,
             "conservative_k": self.conservative_k,
+            "order_sd_max": self.order_sd_max,
             "display_scale": {
                 "scale": scale.scale,
                 "shift": scale.shift,
@@ -104,11 +114,108 @@ class Ratings:
         }
 
 
+Step = tuple[int, int, int, float, bool]
+
+
 class _Prepared(NamedTuple):
     models: list[str]
-    steps: list[tuple[int, int, int, float, bool]]
+    units: list[tuple[Step, ...]]
+    unit_verdicts: list[tuple[Verdict, ...]]
+    unit_keys: list[tuple[int, int, int]]
     n_verdicts: list[int]
+    n_steps: int
     n_updates: float
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def _record_colours(
+    n_models: int, kinds: Mapping[tuple[int, int, float], int], *, rounds: int | None = None
+) -> list[str]:
+    """Label each model by its record, never its name: colour refinement (Weisfeiler-Lehman) over the verdicts.
+
+    ``kinds`` counts the verdicts ``(i, j, margin)``. A model's colour digests its own colour and the multiset of
+    (margin from its side, opponent's colour); the refinement stops when no class splits (or after ``rounds``).
+    Two models get one colour when their records are alike all the way down (mirror-identical records), which no
+    renaming changes.
+    """
+    games: list[list[tuple[float, int, int]]] = [[] for _ in range(n_models)]
+    for (i, j, margin), count in kinds.items():
+        games[i].append((margin, j, count))
+        games[j].append((-margin if margin else 0.0, i, count))  # a draw is 0.0 from both sides, never -0.0
+    colours = [""] * n_models
+    classes = 1
+    for _ in range(n_models if rounds is None else rounds):
+        refined = []
+        for m in range(n_models):
+            record: Counter = Counter()
+            for margin, opponent, count in games[m]:
+                record[margin, colours[opponent]] += count
+            refined.append(_digest(f"{colours[m]}|{sorted(record.items())}"))
+        split = len(set(refined))
+        colours = refined
+        if split == classes:
+            break
+        classes = split
+    return colours
+
+
+def _content_units(
+    n_models: int, kinds: Mapping[tuple[int, int, float], tuple[int, Step, Verdict]]
+) -> tuple[list[tuple[Step, ...]], list[tuple[Verdict, ...]], list[tuple[int, int, int]]]:
+    """Group the verdicts into units named by content, in canonical order, with three 64-bit keys per unit.
+
+    ``kinds`` maps each distinct verdict ``(i, j, margin)`` (``i < j``) to its count, step and display form.
+    Labels never enter: models are told apart by who they played (``schedule``, which no margin changes) and by
+    their records. A verdict's first key is its pairing's schedule colours and its copy index ``r`` among the
+    pair's verdicts (so a changed margin moves only verdicts of its own pair); the second its two models' own
+    records and margin, the third their refined records (these order verdicts that share the first key, as
+    between models of one schedule in a round robin). Verdicts sharing all three are mirror images (models whose
+    records are alike all the way down); they form one unit, rated side by side (``_rate_side_by_side``).
+    """
+    counts = {kind: count for kind, (count, _step, _verdict) in kinds.items()}
+    played_counts: Counter = Counter()
+    for (i, j, _margin), count in counts.items():
+        played_counts[i, j, 0.0] += count
+    schedule = _record_colours(n_models, played_counts)
+    records = _record_colours(n_models, counts)
+    own = _record_colours(n_models, counts, rounds=1)
+    copies: dict[tuple[int, int], list[tuple[float, float, tuple[str, str, float, str, str], int, int]]] = {}
+    for index, ((i, j, margin), (count, _step, _verdict)) in enumerate(kinds.items()):
+        # A pair's copies are ordered by margin, seen from the side that a label-free key puts first: who played
+        # whom; between models of one schedule, by the margin's size, then (a win and a loss of equal size) from
+        # the side of the model with the smaller own record (which changes only with its own verdicts).
+        backward = -margin if margin else 0.0
+        if schedule[i] != schedule[j]:
+            first = margin if schedule[i] < schedule[j] else backward
+        else:
+            first = min(margin, backward)
+        second = margin if (own[i], margin) <= (own[j], backward) else backward
+        name = min((own[i], own[j], margin, records[i], records[j]), (own[j], own[i], backward, records[j], records[i]))
+        copies.setdefault((i, j), []).append((first, second, name, count, index))
+    listed = list(kinds.values())
+    grouped: dict[tuple[tuple[str, str], int, tuple[str, str, float, str, str]], list[int]] = {}
+    for (i, j), games in copies.items():
+        played = (min(schedule[i], schedule[j]), max(schedule[i], schedule[j]))
+        r = 0
+        ordered = sorted(games, key=lambda game: game[:3])
+        for _key, tied in groupby(ordered, key=lambda game: game[:3]):
+            # Kinds that no label-free key tells apart (mirror models winning one each) share their copy
+            # indices, so their verdicts are rated side by side whatever order they came in.
+            tied = list(tied)
+            for _first, _second, name, count, index in tied:
+                for copy in range(r, r + count):
+                    grouped.setdefault((played, copy, name), []).append(index)
+            r += max(count for *_rest, count, _index in tied)
+    units, unit_verdicts, keys = [], [], []
+    for identity in sorted(grouped):
+        played, r, name = identity
+        units.append(tuple(listed[index][1] for index in grouped[identity]))
+        unit_verdicts.append(tuple(listed[index][2] for index in grouped[identity]))
+        keys.append((int(_digest(f"{played}|{r}"), 16), int(_digest(f"{name[:3]}"), 16), int(_digest(f"{name}"), 16)))
+    return units, unit_verdicts, keys
 
 
 def _prepare(
@@ -128,37 +235,45 @@ def _prepare(
             raise ValueError(f"verdict {index}: a model cannot be compared with itself ({model_a!r})")
         if not math.isfinite(margin) or abs(margin) > max_margin:
             raise ValueError(f"verdict {index}: margin {margin!r} is not a finite number within ±{max_margin:g}")
-        if model_b < model_a:
-            model_a, model_b, margin = model_b, model_a, -margin
-        rows.append((str(model_a), str(model_b), margin))
+        rows.append((str(model_a), str(model_b), margin + 0.0))  # + 0.0 turns -0.0 into 0.0
     names = sorted({name for row in rows for name in row[:2]} | set(models))
     position = {name: i for i, name in enumerate(names)}
-    # The canonical order makes the result a function of the multiset of verdicts, whatever order they came in.
-    rows.sort()
-    steps = []
+    kinds: dict[tuple[int, int, float], tuple[int, Step, Verdict]] = {}
     counts = [0] * len(names)
-    n_updates = 0.0
+    updates = []
     repeats_of: dict[float, float] = {}
     for model_a, model_b, margin in rows:
         i, j = position[model_a], position[model_b]
         counts[i] += 1
         counts[j] += 1
-        if margin == 0:
-            steps.append((i, j, 0, 0.0, True))
-            n_updates += 1
+        if j < i:
+            i, j, margin = j, i, -margin if margin else 0.0
+        if (i, j, margin) in kinds:
+            count, step, verdict = kinds[i, j, margin]
+            kinds[i, j, margin] = (count + 1, step, verdict)
+            updates.append(1.0 if margin == 0 else repeats_of[abs(margin)])
             continue
-        if margin not in repeats_of:
-            repeats_of[margin] = margin_repeats(margin, mapping)
-        repeats = repeats_of[margin]
-        whole = math.floor(repeats)
-        winner, loser = (i, j) if margin > 0 else (j, i)
-        steps.append((winner, loser, whole, repeats - whole, False))
-        n_updates += repeats
-    return _Prepared(names, steps, counts, n_updates)
+        if margin == 0:
+            step = (i, j, 0, 0.0, True)
+            verdict = Verdict(names[i], names[j], 0.0)
+            updates.append(1.0)
+        else:
+            if abs(margin) not in repeats_of:
+                repeats_of[abs(margin)] = margin_repeats(abs(margin), mapping)
+            repeats = repeats_of[abs(margin)]
+            whole = math.floor(repeats)
+            winner, loser = (i, j) if margin > 0 else (j, i)
+            step = (winner, loser, whole, repeats - whole, False)
+            verdict = Verdict(names[winner], names[loser], abs(margin))
+            updates.append(repeats)
+        kinds[i, j, margin] = (1, step, verdict)
+    units, unit_verdicts, keys = _content_units(len(names), kinds)
+    # An exact sum does not depend on the order of the verdicts.
+    return _Prepared(names, units, unit_verdicts, keys, counts, len(rows), math.fsum(updates))
 
 
 def _rate_pass(
-    steps: list[tuple[int, int, int, float, bool]],
+    steps: list[Step],
     order: list[int],
     n_models: int,
     environment: TrueSkillEnvironment,
@@ -166,12 +281,28 @@ def _rate_pass(
     """Run one sequential pass of updates in ``order``; return the final means and variances."""
     mu = [environment.mu] * n_models
     var = [environment.sigma**2] * n_models
+    _rate_units([(step,) for step in steps], order, mu, var, environment)
+    return mu, var
+
+
+def _rate_units(
+    units: list[tuple[Step, ...]],
+    order: list[int],
+    mu: list[float],
+    var: list[float],
+    environment: TrueSkillEnvironment,
+) -> None:
+    """Run one pass over the units in ``order``, updating the means ``mu`` and variances ``var`` in place."""
     two_beta2 = 2.0 * environment.beta**2
     tau2 = environment.tau**2
     eps = environment.draw_margin
     exp, erfc, sqrt = math.exp, math.erfc, math.sqrt
     for k in order:
-        winner, loser, whole, part, drawn = steps[k]
+        unit = units[k]
+        if len(unit) > 1:
+            _rate_side_by_side(unit, mu, var, environment)
+            continue
+        winner, loser, whole, part, drawn = unit[0]
         if drawn:
             (mu[winner], var[winner]), (mu[loser], var[loser]) = _update(
                 mu[winner], var[winner], mu[loser], var[loser],
@@ -200,13 +331,70 @@ def _rate_pass(
             var_w *= 1.0 - var_w / c2 * w
             var_l *= 1.0 - var_l / c2 * w
         mu[winner], var[winner], mu[loser], var[loser] = mu_w, var_w, mu_l, var_l
-    return mu, var
 
 
-def pass_orders(n_verdicts: int, n_passes: int, seed: int) -> list[list[int]]:
-    """Return the seeded permutations of the canonical verdict order, one per pass."""
-    rng = np.random.default_rng(seed)
-    return [rng.permutation(n_verdicts).tolist() for _ in range(n_passes)]
+def _rate_side_by_side(
+    unit: tuple[Step, ...], mu: list[float], var: list[float], environment: TrueSkillEnvironment
+) -> None:
+    """Rate a unit's verdicts side by side, in place: each from the ratings before the unit, messages multiplied.
+
+    Each verdict's update is the Gaussian message it sends to its two models (posterior over prior, in natural
+    parameters); a model's messages are multiplied, as in one parallel sweep of expectation propagation. Sums are
+    exact (``math.fsum``), so the result does not depend on the order of the unit's verdicts.
+    """
+    precision: dict[int, list[float]] = {}
+    shift: dict[int, list[float]] = {}
+    for winner, loser, whole, part, drawn in unit:
+        pair_mu, pair_var = [mu[winner], mu[loser]], [var[winner], var[loser]]
+        _rate_units([((0, 1, whole, part, drawn),)], [0], pair_mu, pair_var, environment)
+        for side, model in enumerate((winner, loser)):
+            precision.setdefault(model, [1.0 / var[model]]).append(1.0 / pair_var[side] - 1.0 / var[model])
+            shift.setdefault(model, [mu[model] / var[model]]).append(
+                pair_mu[side] / pair_var[side] - mu[model] / var[model]
+            )
+    for model, terms in precision.items():
+        total = math.fsum(terms)
+        var[model], mu[model] = 1.0 / total, math.fsum(shift[model]) / total
+
+
+def _mix(keys: np.ndarray, salt: int) -> np.ndarray:
+    """Return a seeded 64-bit hash of each key (SplitMix64's finaliser): a random but reproducible order."""
+    with np.errstate(over="ignore"):
+        z = keys ^ np.uint64(salt)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def _pass_keys(unit_keys: list[tuple[int, int, int]], n_passes: int, seed: int) -> list[list[int]]:
+    """Return each pass's order of the units: sorted by seeded hashes of their two content keys.
+
+    A unit keeps its place when other verdicts change (only units of the same pairing can trade places), so a
+    changed verdict barely perturbs the order. Every second pass is the reverse of the one before (antithetic
+    passes), which cancels the first-order effect of the order, so that 10 passes suffice.
+    """
+    if not unit_keys:
+        return [[] for _ in range(n_passes)]
+    first, second, third = (np.array(column, dtype=np.uint64) for column in zip(*unit_keys, strict=True))
+    orders: list[list[int]] = []
+    for p in range(n_passes):
+        if p % 2:
+            orders.append(orders[-1][::-1])
+            continue
+        salt = int(_digest(f"pass|{seed}|{p}"), 16)
+        orders.append(np.lexsort((_mix(third, salt), _mix(second, salt), _mix(first, salt))).tolist())
+    return orders
+
+
+def pass_orders(
+    verdicts: Iterable[tuple[str, str, float]], *, n_passes: int = DEFAULT_PASSES, seed: int = 0
+) -> list[list[tuple[Verdict, ...]]]:
+    """Return the order in which each pass rates the verdicts: units of verdicts rated side by side.
+
+    Each verdict is given winner first with its margin's size (a draw: margin 0, its models in name order).
+    """
+    prepared = _prepare(verdicts, (), DEFAULT_MARGIN_MAPPING, math.inf)
+    return [[prepared.unit_verdicts[k] for k in order] for order in _pass_keys(prepared.unit_keys, n_passes, seed)]
 
 
 def rate_verdicts(
@@ -236,8 +424,10 @@ def rate_verdicts(
     n_models = len(prepared.models)
     pass_mu = np.empty((n_passes, n_models))
     pass_var = np.empty((n_passes, n_models))
-    for p, order in enumerate(pass_orders(len(prepared.steps), n_passes, seed)):
-        mu, var = _rate_pass(prepared.steps, order, n_models, environment)
+    for p, order in enumerate(_pass_keys(prepared.unit_keys, n_passes, seed)):
+        mu = [environment.mu] * n_models
+        var = [environment.sigma**2] * n_models
+        _rate_units(prepared.units, order, mu, var, environment)
         pass_mu[p] = mu
         pass_var[p] = var
     mean_mu = pass_mu.mean(axis=0)
@@ -272,8 +462,9 @@ def rate_verdicts(
         margin_mapping=name,
         n_passes=n_passes,
         seed=seed,
-        n_verdicts=len(prepared.steps),
+        n_verdicts=prepared.n_steps,
         n_updates=prepared.n_updates,
         conservative_k=conservative_k,
         display_scale=scale,
+        order_sd_max=max((rating.order_sd for rating in ratings), default=0.0),
     )

@@ -9,7 +9,8 @@ from django.utils.translation import gettext as _
 from annotation.labelling.pairwise import anonymise
 from annotation.releases.selectors import release_entries
 from calibration import prompts as judge_prompts
-from calibration.juries import combine_verdicts, jury_members
+from calibration.agreement.juries import jury_order_scores, jury_verdict
+from calibration.juries import jury_members
 from calibration.models import Judge
 from calibration.services import judge_messages
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
@@ -120,32 +121,34 @@ def jury_verdicts_collect(run: EvaluationRun, link: EvaluationLLMRun) -> None:
     members = jury_members(run.judge)
     models = {m.pk: m for m in run.models.all()}
     items = {e.item_id: e.item for e in release_entries(run.release)}
-    scores: dict[tuple, dict[int, int | None]] = {}
+    scores: dict[tuple, dict[int, dict[str, int | None]]] = {}
     for ri in RunItem.objects.filter(run__in=round_links.values("llm_run")):
         ref = ri.ref
         parsed = ri.status == RunItem.Status.DONE and isinstance(ri.result, dict)
-        key = (ref["item"], ref["language"], ref["model_a"], ref["model_b"], ref["order"])
-        scores.setdefault(key, {})[ref.get("member")] = (
+        key = (ref["item"], ref["language"], ref["model_a"], ref["model_b"])
+        scores.setdefault(key, {}).setdefault(ref.get("member"), {})[ref["order"]] = (
             judge_prompts.canonical_from_result(ri.result, ref["order"]) if parsed else None
         )
     verdicts = []
-    for (item_id, language, model_a, model_b, order), by_member in scores.items():
-        member_scores = [by_member.get(m.pk) for m in members]
-        score = combine_verdicts(member_scores, run.judge.aggregation)
-        verdicts.append(
-            PairVerdict(
-                run=run,
-                item=items[item_id],
-                language=language,
-                model_a=models[model_a],
-                model_b=models[model_b],
-                order=order,
-                round=link.round,
-                parsed=score is not None,
-                score=score,
-                raw=json.dumps({m.name: v for m, v in zip(members, member_scores, strict=True)}),
+    for (item_id, language, model_a, model_b), by_member in scores.items():
+        member_orders = [(by_member.get(m.pk, {}).get("AB"), by_member.get(m.pk, {}).get("BA")) for m in members]
+        verdict = jury_verdict(member_orders, rule=run.combine_rule, method=run.judge.aggregation)
+        raw = json.dumps({m.name: list(o) for m, o in zip(members, member_orders, strict=True)})
+        for order, score in zip(("AB", "BA"), jury_order_scores(verdict, run.combine_rule), strict=True):
+            verdicts.append(
+                PairVerdict(
+                    run=run,
+                    item=items[item_id],
+                    language=language,
+                    model_a=models[model_a],
+                    model_b=models[model_b],
+                    order=order,
+                    round=link.round,
+                    parsed=score is not None,
+                    score=score,
+                    raw=raw,
+                )
             )
-        )
     PairVerdict.objects.bulk_create(verdicts)
 
 

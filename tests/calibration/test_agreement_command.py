@@ -181,3 +181,14 @@ def test_exit_status_is_zero_for_undefined_agreement_and_non_zero_for_malformed_
         execute_from_command_line(["manage.py", "agreement", "--skip-checks", "--bootstrap", "10", duplicate])
     assert exit_status.value.code != 0
     assert "line 3: rater 'ann' already rated unit 'u1' on line 2" in capsys.readouterr().err
+
+
+def test_numbers_written_differently_are_one_category_even_beside_words(tmp_path):
+    rows = ["unit,rater,value"]
+    verdicts = {"ann": "1 1.0 tie 2 +2 left", "bob": "1.0 1 tie 2.00 2 left"}
+    for rater, labels in verdicts.items():
+        rows += [f"p{i},{rater},{label}" for i, label in enumerate(labels.split())]
+    output = run(write(tmp_path, "\n".join(rows) + "\n"))
+    assert "Categories: 1, 2, left, tie" in output
+    agreement_line = next(line for line in output.splitlines() if "percent agreement" in line)
+    assert "1.000" in agreement_line  # "1" and "1.0", "2", "+2" and "2.00" are the same labels

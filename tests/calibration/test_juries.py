@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from calibration import services
-from calibration.juries import combine_verdicts
+from calibration.agreement.juries import combine_orders, combine_verdicts, jury_order_scores, jury_verdict
 from calibration.models import Judge, JudgeSelection, JudgeVerdict
 from calibration.services import jury_create
 from evaluation.models import EvaluationLLMRun, EvaluationRun, PairVerdict
@@ -24,13 +24,39 @@ from tests.factories.llm import work_llm_run
         ([3, -2, 0], "majority", 0),  # one vote each: no majority, a tie
         ([-4, -4, None], "majority", -4),  # a member without a parseable verdict does not vote
         ([None, None], "majority", None),
-        ([3, 2, -1], "mean", 1),  # mean 1.33 rounded toward the tie
+        ([3, 2, -1], "mean", 1),  # mean 1.33, rounded to the nearest whole number
         ([-3, -2, 1], "mean", -1),
         ([2, -2], "mean", 0),
+        ([1, 1, -1], "mean", 1),  # average pooling keeps the sign: a 2-1 split is a win, as by majority
+        ([-1, -1, 1], "mean", -1),
+        ([2, 3], "mean", 3),  # 2.5: halves away from zero
+        ([-2, -3], "mean", -3),
+        ([1, -2], "mean", -1),  # -0.5 keeps its sign
+        ([1, 1, -1], "majority", 1),
     ],
 )
 def test_jury_combines_member_verdicts(scores, method, expected):
     assert combine_verdicts(scores, method) == expected
+
+
+def test_a_jury_combines_each_members_orders_before_the_members():
+    # Position-biased members: two flip with the order. Each member's verdict on the pair is its two orders
+    # combined (FACET: an inconsistent pair is a tie), so two of three members tie and the jury ties; combining
+    # the members per order first would name A in both orders and make A the winner.
+    members = [(1, -1), (1, 1), (-1, 1)]
+    assert jury_verdict(members, rule="facet_tie", method="majority") == 0
+    per_order = [combine_verdicts([orders[k] for orders in members], "majority") for k in (0, 1)]
+    assert combine_orders("facet_tie", *per_order) == 1
+    assert jury_verdict([(1, -1), (1, -1), (1, 1)], rule="facet_tie", method="mean") == 1
+    assert jury_verdict([(1, -1), (2, 2)], rule="facet_drop", method="majority") == 2  # the flipper does not vote
+    assert jury_verdict([(1, -1), (None, 2)], rule="facet_drop", method="mean") is None
+
+
+@pytest.mark.parametrize("rule", ["facet_tie", "facet_drop", "summed"])
+def test_a_jurys_stored_orders_combine_back_to_its_verdict(rule):
+    for verdict in [None, *range(-5, 6)]:
+        ab, ba = jury_order_scores(verdict, rule)
+        assert combine_orders(rule, ab, ba) == verdict
 
 
 def test_a_jury_needs_two_single_judges(db, taxonomy, make_endpoint):
@@ -70,9 +96,20 @@ def test_a_jury_is_calibrated_reported_and_selected_like_a_judge(
     n = labelled_set.comparisons.count()
     verdicts = JudgeVerdict.objects.filter(calibration_run=run, judge=jury)
     assert verdicts.count() == 2 * n
-    for verdict in verdicts[:10]:
+    said: dict[tuple[int, int], dict[str, int | None]] = {}
+    for v in JudgeVerdict.objects.filter(calibration_run=run, judge__in=members):
+        said.setdefault((v.comparison_id, v.judge_id), {})[v.order] = v.score
+    stored: dict[int, dict[str, int | None]] = {}
+    for verdict in verdicts:
+        stored.setdefault(verdict.comparison_id, {})[verdict.order] = verdict.score
         members_said = json.loads(verdict.raw_output)
-        assert verdict.score == combine_verdicts([members_said[m.name] for m in members], "majority")
+        own = {m.name: [said[verdict.comparison_id, m.pk].get(o) for o in ("AB", "BA")] for m in members}
+        assert members_said == own
+    # One definition of the jury: each member's two orders combined first, then the members.
+    for comparison_id, orders in stored.items():
+        member_orders = [(said[comparison_id, m.pk].get("AB"), said[comparison_id, m.pk].get("BA")) for m in members]
+        expected = jury_verdict(member_orders, rule="facet_tie", method="majority")
+        assert combine_orders("facet_tie", orders["AB"], orders["BA"]) == expected, comparison_id
     report = services.calibration_report_compute(run=run)
     assert "panel" in report["judges"] and "panel" in report["strata"][0]["judges"]
     spent = sum(float(report["costs"][m.name]) for m in members)
@@ -112,9 +149,11 @@ def test_a_jury_as_primary_judge_of_an_evaluation_run(transactional_db, taxonomy
     assert judging.count() == 2  # one per member
     verdicts = PairVerdict.objects.filter(run=run)
     assert verdicts.count() == 2 and all(set(json.loads(v.raw)) == {"careful", "noisy"} for v in verdicts)
-    for v in verdicts:
-        said = json.loads(v.raw)
-        assert v.score == combine_verdicts([said["careful"], said["noisy"]], "mean")
+    said = json.loads(verdicts[0].raw)
+    expected = jury_verdict([said["careful"], said["noisy"]], rule=run.combine_rule, method="mean")
+    stored = jury_order_scores(expected, run.combine_rule)
+    assert {v.order: v.score for v in verdicts} == dict(zip(("AB", "BA"), stored, strict=True))
+    assert all(json.loads(v.raw) == said for v in verdicts)
 
 
 def test_judge_page_creates_a_jury_and_lists_it(transactional_db, taxonomy, make_endpoint, researcher, login):
@@ -186,6 +225,9 @@ def test_a_jury_is_created_calibrated_and_selected_through_the_pages(
     client.post(f"/calibration/runs/{run_id}/report/")
     page = client.get(f"/calibration/runs/{run_id}/").content.decode()
     assert f'<option value="{jury.pk}"' in page and "ui panel" in page
+    # The report says which rule made the jury's verdicts.
+    assert 'id="jury-rule"' in page and "each member's two orders first" in page.replace("&#x27;", "'")
+    assert "ui panel: mean signed score, keeping its sign" in page
     client.post(f"/calibration/runs/{run_id}/select/", {"judge": jury.pk, "reason": "the jury agrees best"})
     assert JudgeSelection.objects.get().judge == jury
 

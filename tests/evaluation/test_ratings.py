@@ -87,14 +87,17 @@ def test_a_single_pass_replays_the_package_update_by_update():
     environment = ratings.TrueSkillEnvironment(draw_probability=0.2)
     result = ratings.rate_verdicts(verdicts, environment=environment, margin_mapping="linear", n_passes=1, seed=4)
     env = library_env(environment)
-    canonical = sorted((a, b, m) if a < b else (b, a, -m) for a, b, m in verdicts)
     state = {name: env.create_rating() for name in result.by_model()}
-    for index in ratings.pass_orders(len(canonical), 1, 4)[0]:
-        a, b, margin = canonical[index]
+    units = ratings.pass_orders(verdicts, n_passes=1, seed=4)[0]
+    assert sorted(v for unit in units for v in unit) == sorted(
+        ratings.Verdict(*((a, b) if m > 0 or (m == 0 and a < b) else (b, a)), abs(m)) for a, b, m in verdicts
+    )
+    for unit in units:
+        assert len(unit) == 1  # no two models have mirror-identical records here
+        winner, loser, margin = unit[0]
         if margin == 0:
-            state[a], state[b] = trueskill.rate_1vs1(state[a], state[b], drawn=True, env=env)
+            state[winner], state[loser] = trueskill.rate_1vs1(state[winner], state[loser], drawn=True, env=env)
             continue
-        winner, loser = (a, b) if margin > 0 else (b, a)
         for _ in range(int(abs(margin))):
             state[winner], state[loser] = trueskill.rate_1vs1(state[winner], state[loser], env=env)
     for name, rating in result.by_model().items():
@@ -166,6 +169,59 @@ def test_permuted_and_reoriented_verdicts_give_identical_ratings_with_equal_seed
     first = ratings.rate_verdicts(verdicts, seed=7)
     assert ratings.rate_verdicts(shuffled, seed=7) == first
     assert ratings.rate_verdicts(flipped, seed=7) == first
+
+
+def _random_tournament(rng: random.Random) -> list[tuple[str, str, int]]:
+    models = [f"m{i}" for i in range(rng.randint(3, 8))]
+    n_verdicts = rng.randint(len(models), 6 * len(models))
+    return [(*rng.sample(models, 2), rng.choice(range(-5, 6))) for _ in range(n_verdicts)]
+
+
+def test_renaming_the_models_changes_no_rating():
+    for seed in range(20):
+        verdicts = _random_tournament(random.Random(seed))
+        names = sorted({name for a, b, _m in verdicts for name in (a, b)})
+        renamed = dict(zip(names, random.Random(seed).sample([f"x{n}" for n in range(50)], len(names)), strict=True))
+        first = ratings.rate_verdicts(verdicts, seed=3).by_model()
+        second = ratings.rate_verdicts([(renamed[a], renamed[b], m) for a, b, m in verdicts], seed=3).by_model()
+        for name, rating in first.items():
+            assert (second[renamed[name]].mu, second[renamed[name]].sigma) == (rating.mu, rating.sigma), (seed, name)
+
+
+def test_models_with_mirror_identical_records_get_equal_ratings():
+    # "a" and "z" beat "m" alike, lose to "b" alike and draw with each other: nothing but their names differ.
+    verdicts = [("a", "m", 2), ("z", "m", 2), ("b", "a", 1), ("b", "z", 1), ("a", "z", 0), ("m", "b", 3)] * 2
+    for seed in range(5):
+        by_model = ratings.rate_verdicts(verdicts, seed=seed).by_model()
+        assert by_model["a"].mu == by_model["z"].mu and by_model["a"].sigma == by_model["z"].sigma
+    # Each beats the other once by the same margin: still alike, whichever verdict comes first.
+    both_ways = [("a", "m", 2), ("z", "m", 2), ("a", "z", 3), ("z", "a", 3), ("m", "b", 1)]
+    for given in (both_ways, both_ways[::-1]):
+        by_model = ratings.rate_verdicts(given).by_model()
+        assert by_model["a"].mu == by_model["z"].mu == ratings.rate_verdicts(both_ways).by_model()["a"].mu
+
+
+def test_a_larger_margin_never_lowers_the_winners_mu_in_200_random_tournaments():
+    lowered = []
+    for seed in range(200):
+        rng = random.Random(seed)
+        verdicts = _random_tournament(rng)
+        index = rng.randrange(len(verdicts))
+        winner, loser, _margin = verdicts[index]
+        mu = []
+        for margin in (1, 5):
+            verdicts[index] = (winner, loser, margin)
+            mu.append(ratings.rate_verdicts(verdicts, margin_mapping="linear").by_model()[winner].mu)
+        if mu[1] < mu[0]:
+            lowered.append(seed)
+    assert lowered == []
+
+
+def test_ratings_report_the_spread_across_passes():
+    verdicts, _ = simulated_verdicts(6, 4, seed=1)
+    result = ratings.rate_verdicts(verdicts)
+    assert result.order_sd_max == max(rating.order_sd for rating in result.ratings) > 0
+    assert result.as_dict()["order_sd_max"] == result.order_sd_max
 
 
 def test_different_pass_seeds_agree_within_the_order_noise():

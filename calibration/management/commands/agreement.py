@@ -159,19 +159,33 @@ def _scale_text(scale: np.ndarray | tuple[float, ...]) -> str:
     return ", ".join(f"{point:g}" for point in points)
 
 
+def _category(value: str) -> tuple[tuple, str]:
+    """Return a word label's sort key and name; a number is named alike however it is written ("1", "1.0", "+1").
+
+    Numbers sort first, by value, then words alphabetically.
+    """
+    number = _number(value)
+    if number is None:
+        return (1, 0.0, value), value
+    name = str(int(number)) if number == int(number) else repr(number)
+    return (0, number, name), name
+
+
 def read_label_table(path: Path, *, level: str, signed: bool, scale: np.ndarray | None = None) -> LabelTable:
     """Read rows unit,rater,value into a units x raters table; raise CommandError naming the faulty line.
 
     Values must be numbers for the ordinal, interval and ratio levels (0 or more for ratio) and on ``scale`` when
-    one is declared; nominal labels may be words, which are coded 0, 1, ... in sorted order.
+    one is declared; nominal labels may be words, which are coded 0, 1, ... in sorted order (numbers first, by
+    value; a number is one category however it is written, "1" and "1.0" alike, as in an all-numeric table).
     """
     ratings = _read_ratings(path)
     numbers = _numeric_values(ratings, level=level, signed=signed, scale=scale)
     category_names = None
     if numbers is None:
-        category_names = sorted({rating.value for rating in ratings})
+        labels = [_category(rating.value) for rating in ratings]
+        category_names = [name for _key, name in sorted(set(labels))]
         codes = {name: float(code) for code, name in enumerate(category_names)}
-        numbers = [codes[rating.value] for rating in ratings]
+        numbers = [codes[name] for _key, name in labels]
     units = list(dict.fromkeys(rating.unit for rating in ratings))
     raters = list(dict.fromkeys(rating.rater for rating in ratings))
     unit_index = {unit: i for i, unit in enumerate(units)}
