@@ -132,11 +132,13 @@ def simulate_adaptive(
     budget: float = 1.0,
     judge: SimulatedJudge = SimulatedJudge(),
     selection_passes: int = 3,
+    cover_first: bool = False,
 ) -> tuple[list[Verdict], Tournament]:
     """Run adaptive rounds until ``budget`` (a share of round-robin's calls) is spent or no pair is left.
 
     Each round rates the verdicts so far with ``selection_passes`` passes (as evaluation runs do), chooses the
-    pairs of every item jointly and judges them in both orders.
+    pairs of every item jointly and judges them in both orders. ``cover_first`` is ``pairs_adaptive_batch``'s:
+    every pair once, spread over the items, before doubt chooses.
     """
     rng = np.random.default_rng(seed)
     names = model_names(len(strengths))
@@ -153,6 +155,7 @@ def simulate_adaptive(
             strata=judged,
             pairs_per_stratum=pairs_per_item,
             seed=seed * 100_003 + round_number,
+            cover_first=cover_first,
         )
         if not batch:
             break

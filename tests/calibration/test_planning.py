@@ -7,14 +7,14 @@ import pytest
 from scipy.stats import norm
 
 from calibration.agreement.planning import (
-    lead_plan,
-    settle_probability,
     comparisons_for_half_width,
     comparisons_for_lead,
     design_effect,
     expert_hours,
+    lead_plan,
     plan,
     planning_inputs,
+    settle_probability,
 )
 
 
