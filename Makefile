@@ -45,9 +45,11 @@ bench: $(VENV)/.installed
 	$(PY) scripts/bench_batch.py
 	$(PY) scripts/bench_ratings.py
 	$(PY) scripts/bench_pairing.py
+	$(PY) scripts/bench_pairing.py --sweep
 	$(PY) scripts/bench_serve.py
 	$(PY) scripts/bench_pages.py --items 2000 --runs 5
 	$(PY) scripts/bench_label_efficiency.py
+	$(PY) scripts/bench_label_efficiency.py --settings
 	d=$$(mktemp -d) && export DEBUG=1 DATABASE_URL=sqlite:///$$d/bench.sqlite3 && $(PY) manage.py migrate -v 0 && \
 		$(PY) scripts/bench_import.py --items 2000 --release 500
 

@@ -33,7 +33,93 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--pairs-per-item", type=int, default=4, help="adaptive pairs per item and round (4)")
     parser.add_argument("--budget", type=float, default=0.5, help="adaptive stops at this share of calls (0.5)")
     parser.add_argument("--target", type=float, default=0.95, help="Kendall's tau to reach (0.95)")
+    parser.add_argument("--sweep", action="store_true", help="table over 6-30 models and two noise levels")
+    parser.add_argument("--sweep-seeds", type=int, default=5, help="tournaments per setting of the sweep (5)")
+    parser.add_argument("--sweep-budget", type=float, default=0.5, help="sweep: adaptive stops at this share (0.5)")
+    parser.add_argument("--quick", action="store_true", help="with --sweep: 6 and 10 models, 2 seeds, 4 items")
     return parser.parse_args()
+
+
+def share(values: list[float | None]) -> float | None:
+    """Return the median share with never-reached counted as above every other (None if the median never did)."""
+    ranked = sorted(values, key=lambda v: (v is None, v or 0.0))
+    middle = ranked[(len(ranked) - 1) // 2 : len(ranked) // 2 + 1]
+    return None if any(v is None for v in middle) else statistics.fmean(middle)
+
+
+def compare(
+    *, first: float | None, stay: float | None, rr_first: float | None, rr_stay: float | None, budget: float
+) -> str:
+    """Return the verdict of adaptive against round-robin stopped early on both columns (adaptive stops at budget)."""
+    results = []
+    for mine, theirs in ((first, rr_first), (stay, rr_stay)):
+        if mine is not None:
+            results.append(theirs is None or mine <= theirs)
+        elif theirs is not None and theirs <= budget:
+            results.append(False)
+        else:
+            results.append(None)
+    if False in results:
+        return "ADAPTIVE WORSE"
+    return "adaptive not worse" if all(results) else "inconclusive"
+
+
+def sweep(args: argparse.Namespace) -> None:
+    """Print adaptive pairing against round-robin stopped early over models and judge noise."""
+    models = (6, 10) if args.quick else (6, 10, 20, 30)
+    seeds = 2 if args.quick else args.sweep_seeds
+    items = 4 if args.quick else args.items
+    base = simulation.SimulatedJudge()
+    start = time.perf_counter()
+    print(
+        f"Pairing sweep: {items} items, both orders, {seeds} seeds, stop rule tau>={args.target} with the true order; "
+        f"adaptive up to {args.pairs_per_item} pairs per item and round (a round costs at most one round-robin "
+        f"item) up to {args.sweep_budget:.0%} of round-robin's calls ('inconclusive' when neither reached by then); "
+        "medians of the share "
+        "of round-robin's calls (first reached / from then on; '-' never within the calls)"
+    )
+    print(
+        f"  {'models':>6} {'noise':>6} {'round-robin stopped early':>27} {'adaptive':>17}  verdict"
+        f"{'':<14} {'cover first, then adaptive':>27}  verdict"
+    )
+    for noise in (base.noise, 2 * base.noise):
+        judge = simulation.SimulatedJudge(noise=noise)
+        for n_models in models:
+            strengths = simulation.leaderboard_strengths(n_models)
+            # A round costs at most one round-robin item, so both are compared at the same granularity.
+            per_item = max(1, min(args.pairs_per_item, n_models * (n_models - 1) // 2 // items))
+            rr_first, rr_stay, ad_first, ad_stay, cf_first, cf_stay = [], [], [], [], [], []
+            for seed in range(seeds):
+                _, full = simulation.simulate_round_robin(strengths, n_items=items, seed=seed, judge=judge)
+                rr_first.append(full.fraction_reaching(args.target))
+                rr_stay.append(full.fraction_staying(args.target))
+                _, adaptive = simulation.simulate_adaptive(
+                    strengths, n_items=items, seed=seed, pairs_per_item=per_item, budget=args.sweep_budget,
+                    judge=judge,
+                )
+                ad_first.append(adaptive.fraction_reaching(args.target))
+                ad_stay.append(adaptive.fraction_staying(args.target))
+                _, covering = simulation.simulate_adaptive(
+                    strengths, n_items=items, seed=seed, pairs_per_item=per_item, budget=args.sweep_budget,
+                    judge=judge, cover_first=True,
+                )
+                cf_first.append(covering.fraction_reaching(args.target))
+                cf_stay.append(covering.fraction_staying(args.target))
+            cells = [share(v) for v in (rr_first, rr_stay, ad_first, ad_stay, cf_first, cf_stay)]
+            text = ["-" if c is None else f"{c:.2f}" for c in cells]
+
+            verdicts = [
+                compare(
+                    first=cells[a], stay=cells[a + 1], rr_first=cells[0], rr_stay=cells[1], budget=args.sweep_budget
+                )
+                for a in (2, 4)
+            ]
+            print(
+                f"  {n_models:>6} {noise:>6.1f} {text[0]:>13} / {text[1]:<11} {text[2]:>8} / {text[3]:<6}  "
+                f"{verdicts[0]:<18} {text[4]:>19} / {text[5]:<6}  {verdicts[1]}",
+                flush=True,
+            )
+    print(f"  {'time':<58} {time.perf_counter() - start:8.2f} s")
 
 
 def median(values: list[float | None]) -> str:
@@ -47,6 +133,9 @@ def median(values: list[float | None]) -> str:
 
 def main() -> None:
     args = parse_args()
+    if args.sweep:
+        sweep(args)
+        return
     strengths = simulation.leaderboard_strengths(args.models)
     judge = simulation.SimulatedJudge()
     start = time.perf_counter()

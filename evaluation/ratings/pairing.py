@@ -81,8 +81,13 @@ def pairs_adaptive_batch(
     seed: int,
     environment: TrueSkillEnvironment = DEFAULT_ENVIRONMENT,
     max_per_model: int | None = None,
+    cover_first: bool = False,
 ) -> dict[Hashable, list[PairChoice]]:
     """Choose up to ``pairs_per_stratum`` comparisons for each stratum (e.g. item and language), jointly.
+
+    With ``cover_first`` a pair no stratum has judged yet comes before every judged one, so the first batches
+    are one round-robin pass spread over the strata and only then does doubt decide: adaptive pairing is then
+    never slower than round-robin stopped after its first item, where that already orders the models.
 
     ``strata`` maps each stratum to the pairs already judged there (either order), which it will not get again.
     The strata share one set of ratings, so the batch is chosen as a whole: the best pair goes to the stratum
@@ -117,11 +122,17 @@ def pairs_adaptive_batch(
     chosen: dict[Hashable, list[PairChoice]] = {}
     # A pair no stratum can take any more is dropped for the rest of the batch.
     open_pairs = np.ones(len(first), dtype=bool)
+    covered = np.zeros(len(first), dtype=bool)
+    if cover_first:
+        for judged in done:
+            covered[list(judged)] = True
+    else:
+        covered[:] = True
     while any(room) and open_pairs.any():
         spread = var[first] + var[second]
         misorder = stats.norm.sf(np.abs(mu[first] - mu[second]) / np.sqrt(spread))
         score = misorder * spread / (2.0 * prior_var)
-        order = np.lexsort((tiebreak, -score))
+        order = np.lexsort((tiebreak, -score, covered))
         placed = False
         for k in order:
             if not open_pairs[k]:
@@ -142,6 +153,7 @@ def pairs_adaptive_batch(
             s = takers[int(rng.integers(len(takers)))] if len(takers) > 1 else takers[0]
             room[s] -= 1
             done[s].add(k)
+            covered[k] = True
             used[s][i] += 1
             used[s][j] += 1
             a, b = names[i], names[j]

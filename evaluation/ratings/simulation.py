@@ -132,11 +132,14 @@ def simulate_adaptive(
     budget: float = 1.0,
     judge: SimulatedJudge = SimulatedJudge(),
     selection_passes: int = 3,
+    cover_first: bool = False,
 ) -> tuple[list[Verdict], Tournament]:
     """Run adaptive rounds until ``budget`` (a share of round-robin's calls) is spent or no pair is left.
 
     Each round rates the verdicts so far with ``selection_passes`` passes (as evaluation runs do), chooses the
-    pairs of every item jointly and judges them in both orders.
+    pairs of every item jointly and judges them in both orders. ``cover_first`` is ``pairs_adaptive_batch``'s
+    (every pair once, spread over the items, before doubt chooses), and the first round is then one round-robin
+    item's worth of pairs, so the first ranking costs what round-robin's first item costs.
     """
     rng = np.random.default_rng(seed)
     names = model_names(len(strengths))
@@ -146,13 +149,15 @@ def simulate_adaptive(
     verdicts: list[Verdict] = []
     calls, taus = [], []
     current = rate_verdicts([], models=names, seed=seed, n_passes=1)
+    first_round = max(pairs_per_item, math.ceil(len(names) * (len(names) - 1) / 2 / n_items))
     round_number = 0
     while 2 * len(verdicts) < budget * round_robin_calls:
         batch = pairs_adaptive_batch(
             {r.model: (r.mu, r.sigma) for r in current.ratings},
             strata=judged,
-            pairs_per_stratum=pairs_per_item,
+            pairs_per_stratum=first_round if cover_first and round_number == 0 else pairs_per_item,
             seed=seed * 100_003 + round_number,
+            cover_first=cover_first,
         )
         if not batch:
             break

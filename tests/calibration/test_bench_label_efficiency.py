@@ -24,3 +24,18 @@ def test_bench_prints_the_label_efficiency_ratio_with_its_interval():
     assert line, result.stdout
     jury = r"jury \(majority vote of the 4 judges\) agreement 0\.\d+ vs best single judge 0\.\d+"
     assert re.search(jury, result.stdout)
+
+
+def test_settings_table_prints_a_ratio_for_every_setting_of_noisy_experts_and_judges():
+    result = subprocess.run(
+        [sys.executable, "scripts/bench_label_efficiency.py", "--settings", "--quick"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
+    )
+    rows = re.findall(
+        r"^\s+([\d./]+)\s+(correlated|independent)\s+(\d)\s+\S+\s+\S+\s+(\S+) \((\S+)-(\S+); \d+ resamples",
+        result.stdout,
+        flags=re.MULTILINE,
+    )
+    settings = {(experts, errors, judges) for experts, errors, judges, *_ in rows}
+    assert len(rows) == 8 and len(settings) == 8
+    assert ("0.70/0.65/0.60", "independent", "6") in settings
