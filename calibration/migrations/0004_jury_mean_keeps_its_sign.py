@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('calibration', '0002_juries_and_served_comparisons'),
+        ('calibration', '0003_choices_checked'),
     ]
 
     operations = [
