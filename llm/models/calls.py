@@ -15,24 +15,27 @@ class CallStatus(models.TextChoices):
     FAILED = "failed", _("failed")
 
 
+class ErrorKind(models.TextChoices):
+    RATE_LIMITED = "rate_limited", _("rate limited (429)")
+    SERVER_ERROR = "server_error", _("server error (5xx)")
+    TIMEOUT = "timeout", _("timeout")
+    CONNECTION = "connection", _("connection failed")
+    BAD_REQUEST = "bad_request", _("bad request (400)")
+    AUTH = "auth", _("not authorised (401/403)")
+    NOT_FOUND = "not_found", _("not found (404)")
+    INVALID_RESPONSE = "invalid_response", _("invalid response")
+    MISSING_KEY = "missing_key", _("API key not set")
+    KEY_NOT_ALLOWED = "key_not_allowed", _("API key variable not allowed")
+    UNPARSED = "unparsed", _("unparseable content")
+    OTHER = "other", _("other error")
+
+
 class LLMCall(models.Model):
     """One request to an endpoint and what came back: the audit trail and the cache (one row per request hash)."""
 
     Status = CallStatus
 
-    class ErrorKind(models.TextChoices):
-        RATE_LIMITED = "rate_limited", _("rate limited (429)")
-        SERVER_ERROR = "server_error", _("server error (5xx)")
-        TIMEOUT = "timeout", _("timeout")
-        CONNECTION = "connection", _("connection failed")
-        BAD_REQUEST = "bad_request", _("bad request (400)")
-        AUTH = "auth", _("not authorised (401/403)")
-        NOT_FOUND = "not_found", _("not found (404)")
-        INVALID_RESPONSE = "invalid_response", _("invalid response")
-        MISSING_KEY = "missing_key", _("API key not set")
-        KEY_NOT_ALLOWED = "key_not_allowed", _("API key variable not allowed")
-        UNPARSED = "unparsed", _("unparseable content")
-        OTHER = "other", _("other error")
+    ErrorKind = ErrorKind
 
     # Indexed through the unique (endpoint, request hash) constraint.
     endpoint = models.ForeignKey(Endpoint, on_delete=models.PROTECT, related_name="calls", db_index=False)
@@ -64,6 +67,9 @@ class LLMCall(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["endpoint", "request_hash"], name="llmcall_one_row_per_request"),
             models.CheckConstraint(condition=Q(status__in=CallStatus.values), name="llmcall_status_valid"),
+            models.CheckConstraint(
+                condition=Q(error_kind__in=[*ErrorKind.values, ""]), name="llmcall_error_kind_valid"
+            ),
             models.CheckConstraint(condition=Q(cost__gte=0), name="llmcall_cost_not_negative"),
         ]
         indexes = [models.Index(fields=["endpoint", "status"])]

@@ -26,16 +26,18 @@ class ApiStyle(models.TextChoices):
     COMPLETIONS = "completions", _("legacy completions (echo and log-probabilities)")
 
 
+class ReasoningEffort(models.TextChoices):
+    MINIMAL = "minimal", _("minimal")
+    LOW = "low", _("low")
+    MEDIUM = "medium", _("medium")
+    HIGH = "high", _("high")
+
+
 class Endpoint(models.Model):
     """An OpenAI-compatible model endpoint: where to send requests, with which defaults, at what price."""
 
     ApiStyle = ApiStyle
-
-    class ReasoningEffort(models.TextChoices):
-        MINIMAL = "minimal", _("minimal")
-        LOW = "low", _("low")
-        MEDIUM = "medium", _("medium")
-        HIGH = "high", _("high")
+    ReasoningEffort = ReasoningEffort
 
     name = models.CharField(_("name"), max_length=100, unique=True)
     base_url = models.CharField(
@@ -121,6 +123,9 @@ class Endpoint(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(condition=Q(api_style__in=ApiStyle.values), name="endpoint_api_style_valid"),
+            models.CheckConstraint(
+                condition=Q(reasoning_effort__in=[*ReasoningEffort.values, ""]), name="endpoint_reasoning_effort_valid"
+            ),
             models.CheckConstraint(
                 condition=Q(max_concurrency__gte=1) & Q(max_concurrency__lte=1024), name="endpoint_concurrency_range"
             ),

@@ -150,6 +150,10 @@ class Run(models.Model):
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=RunStatus.values), name="run_status_valid"),
+            models.CheckConstraint(
+                condition=Q(pause_reason__in=list(dict.fromkeys([*PauseReason.values, ""]))),
+                name="run_pause_reason_valid",
+            ),
             models.CheckConstraint(condition=Q(chunk_size__gte=1), name="run_chunk_size_positive"),
             models.CheckConstraint(
                 condition=Q(done__lte=F("planned") - F("failed")), name="run_done_and_failed_within_planned"
