@@ -27,5 +27,8 @@ def test_report_page_downloads_and_selection_through_the_ui(
     assert csv_text.splitlines()[0].startswith("stratum,rater,alpha")
     assert "\\begin{tabular}" in client.get(f"/calibration/runs/{run.pk}/report.tex").content.decode()
     assert json.loads(client.get(f"/calibration/runs/{run.pk}/report.json").content)["judges"] == ["careful"]
-    client.post(f"/calibration/runs/{run.pk}/select/", {"judge": judge.pk, "reason": "only candidate"})
+    # The override is recorded only if the rule excluded the judge; as the only candidate it is chosen either way.
+    client.post(
+        f"/calibration/runs/{run.pk}/select/", {"judge": judge.pk, "reason": "only candidate", "override_rule": "on"}
+    )
     assert JudgeSelection.objects.get().judge == judge
