@@ -13,7 +13,7 @@ def test_coverage_counts_per_language_domain_valence_and_difficulty(taxonomy, le
     scenario = Scenario.objects.get(code="academic_anxiety")
     joy = EmotionCategory.objects.filter(valence="positive").first()
     fear = EmotionCategory.objects.filter(valence="negative").first()
-    accepted = make_item(uid="cov-1", user=lead, status="accepted")
+    accepted = make_item(uid="cov-1", user=lead)
     services.item_revise(
         item=accepted,
         state=services.ItemState(
@@ -25,6 +25,7 @@ def test_coverage_counts_per_language_domain_valence_and_difficulty(taxonomy, le
         ),
         user=lead,
     )
+    services.item_status_decide(item=accepted, status="accepted", user=lead, reason="screened", source="lead_decision")
     english_only = mcq_content()
     del english_only["zh"]
     make_item(uid="cov-2", content=english_only, user=lead, status="draft")
