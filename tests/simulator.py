@@ -55,12 +55,17 @@ class Simulator:
     def configure(self, **settings: float) -> None:
         self._request("/_sim/config", settings)
 
-    def wait_until_idle(self, timeout: float = 30) -> None:
-        """Wait until no connection but this request's own is open: replies that a test hung end on their own."""
+    def wait_until_idle(self, timeout: float = 120) -> None:
+        """Wait until no model request is being answered (replies that a test hung end on their own after
+        ``hang_seconds``). Idle keep-alive connections that another client still holds are not waited for: tests
+        count requests in flight, or connections relative to the count they start from."""
         deadline = time.monotonic() + timeout
-        while self.stats()["open_connections"] > 1:
+        while (stats := self.stats())["in_flight"] > 0:
             if time.monotonic() > deadline:
-                raise RuntimeError("the simulator still holds connections an earlier test left open")
+                raise RuntimeError(
+                    f"the simulator is still answering {stats['in_flight']} request(s) an earlier test left "
+                    f"after {timeout:.0f} s ({stats['open_connections']} connections open)"
+                )
             time.sleep(0.05)
 
 

@@ -42,6 +42,9 @@ def run(cfg: EndpointConfig, specs: list[CallSpec]) -> list:
 @pytest.mark.usefixtures("simulator_idle")
 def test_calls_run_concurrently_up_to_the_endpoint_limit(simulator):
     simulator.configure(latency_ms=100, jitter_ms=0)
+    # Keep-alive connections another client of the session's simulator still holds (this stats request's own
+    # included) are counted from where they stand.
+    already_open = simulator.stats()["open_connections"]
     started = time.monotonic()
     outcomes = run(config(simulator, max_concurrency=8), [spec(i) for i in range(40)])
     elapsed = time.monotonic() - started
@@ -49,7 +52,7 @@ def test_calls_run_concurrently_up_to_the_endpoint_limit(simulator):
     assert elapsed >= 0.45  # at most 8 at once: at least 5 waves of 100 ms
     # Concurrent, not one after another (counted at the server, not timed: a loaded machine is slow, not serial).
     assert 2 <= simulator.stats()["max_in_flight"] <= 8
-    assert simulator.stats()["max_open_connections"] <= 8
+    assert simulator.stats()["max_open_connections"] - already_open <= 8
 
 
 def test_the_simulator_serves_hundreds_of_concurrent_connections(simulator):
