@@ -6,8 +6,17 @@ from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunBatch
 
 @admin.register(Endpoint)
 class EndpointAdmin(admin.ModelAdmin):
-    list_display = ["name", "model", "base_url", "api_style", "api_key_env", "is_simulator", "is_active"]
-    list_filter = ["api_style", "is_simulator", "is_active"]
+    list_display = [
+        "name",
+        "model",
+        "base_url",
+        "api_style",
+        "api_key_env",
+        "is_simulator",
+        "is_active",
+        "for_drafting",
+    ]
+    list_filter = ["api_style", "is_simulator", "is_active", "for_drafting"]
     search_fields = ["name", "model", "base_url"]
 
 

@@ -45,6 +45,7 @@ ENDPOINT_FIELDS = (
     "max_retries",
     "is_simulator",
     "is_active",
+    "for_drafting",
     "notes",
 )
 
@@ -103,6 +104,7 @@ def simulator_endpoints_register(*, base_url: str) -> list[Endpoint]:
         endpoint.price_batch_input_per_mtok = Decimal("0.25")
         endpoint.price_batch_output_per_mtok = Decimal("0.75")
         endpoint.notes = _("Local simulator: replies are synthetic and must not be reported as results.")
+        endpoint.for_drafting = endpoint.for_drafting or model == "sim-drafter"
         endpoint.full_clean()
         endpoint.save()
         endpoints.append(endpoint)

@@ -1,12 +1,14 @@
 """Forms for the item pages: status decisions, filters, the bilingual editor, drafting templates and drafting jobs."""
 
 from django import forms
+from django.contrib.auth.models import AbstractBaseUser
 from django.http import QueryDict
 from django.urls import reverse_lazy
 from django.utils.text import format_lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from annotation.items.blinding import drafting_endpoints
 from annotation.items.content import LANGUAGES
 from annotation.items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Item, ItemTemplate, Scenario
 from llm.models import Endpoint
@@ -192,9 +194,24 @@ class TemplateForm(forms.Form):
         return items
 
 
+class DraftingEndpointField(forms.ModelChoiceField):
+    """The endpoints experts may draft with; a user who may not see endpoints sees each under its pseudonym."""
+
+    def __init__(self, *args: object, named: bool = True, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.named = named
+
+    def label_from_instance(self, obj: Endpoint) -> str:
+        return str(obj) if self.named else obj.drafting_alias
+
+
 class JobForm(forms.Form):
     template = forms.ModelChoiceField(label=_("Template"), queryset=ItemTemplate.objects.select_related("dimension"))
-    endpoint = forms.ModelChoiceField(label=_("Endpoint"), queryset=Endpoint.objects.filter(is_active=True))
+    endpoint = DraftingEndpointField(
+        label=_("Drafting model"),
+        queryset=Endpoint.objects.none(),
+        help_text=_("Only the endpoints an admin marked for drafting, never a model that answers in an open set."),
+    )
     count = forms.IntegerField(label=_("How many candidates"), min_value=1, max_value=1000, initial=10)
     languages = forms.MultipleChoiceField(
         label=_("Languages"),
@@ -203,6 +220,12 @@ class JobForm(forms.Form):
         initial=["en"],
     )
     translate = forms.BooleanField(label=_("Also draft the other language (marked machine-drafted)"), required=False)
+
+    def __init__(self, *args: object, user: AbstractBaseUser | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["endpoint"]
+        field.queryset = drafting_endpoints()
+        field.named = bool(user and user.has_perm("llm.view_endpoint"))
 
 
 def _int_or_none(value: str | None) -> int | None:

@@ -8,4 +8,5 @@ class LabellingConfig(AppConfig):
     verbose_name = _("Pairwise labelling")
 
     def ready(self) -> None:
-        from annotation.labelling import home, services  # noqa: F401  (register collectors and home page parts)
+        # Register collectors, home page parts and the drafting exclusion.
+        from annotation.labelling import blinding, home, services  # noqa: F401

@@ -416,6 +416,13 @@ def responses_generate(
     start: bool = True,
 ) -> Run:
     """Ask an endpoint to answer every open prompt of a benchmark, through a background LLM run."""
+    if endpoint.for_drafting:
+        raise ValidationError(
+            _(
+                "This endpoint is marked for drafting items: experts have read its writing and would recognise its "
+                "responses. Generate responses with another endpoint."
+            )
+        )
     items = Item.objects.filter(benchmark=benchmark, kind=Item.Kind.OPEN_PROMPT).select_related("current_revision")
     prompts = []
     for item in items.order_by("uid"):

@@ -115,6 +115,14 @@ class Endpoint(models.Model):
         _("simulator"), default=False, help_text=_("The local simulator, not a real model: results are not science.")
     )
     is_active = models.BooleanField(_("active"), default=True)
+    for_drafting = models.BooleanField(
+        _("for drafting items"),
+        default=False,
+        help_text=_(
+            "Experts may draft items with it, and see it only under a pseudonym. Mark only a model that will not "
+            "answer in comparison sets: experts who read its drafts would recognise its writing."
+        ),
+    )
     notes = models.TextField(_("notes"), blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -150,6 +158,11 @@ class Endpoint(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def drafting_alias(self) -> str:
+        """The name labelling roles see on the drafting pages: it says nothing about the model."""
+        return _("Drafting model %(n)s") % {"n": self.pk}
 
     def clean(self) -> None:
         parts = urlsplit(self.base_url or "")

@@ -24,7 +24,7 @@ import pytest
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils.html import escape
 
-from annotation.items.models import Benchmark, Dimension
+from annotation.items.models import Benchmark, Dimension, DraftingJob
 from annotation.items.services import drafting
 from annotation.labelling import services as labelling
 from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
@@ -326,6 +326,8 @@ class Audit:
     allowed_refusals: Counter = field(default_factory=Counter)
     shown: int = 0
     ties: list[str] = field(default_factory=list)
+    # Answers that named an endpoint or a model at all (labelling roles must never see one, drafting included).
+    named: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     links: list[crawl.Link] = field(default_factory=list)
 
@@ -355,6 +357,7 @@ def run_crawl(
     table: dict[str, crawl.Route],
     starts: list[crawl.Link],
     evidence: list[Evidence],
+    identities: set[str] = frozenset(),
 ) -> Audit:
     """Crawl breadth first from ``starts`` as ``user``, checking every answer; keep the links found in the audit."""
     audit = Audit(role)
@@ -396,7 +399,7 @@ def run_crawl(
         audit.links += found
         for new in found:
             enqueue(new)
-        check_answer(audit, client, user, route, link, response, found, table, evidence)
+        check_answer(audit, client, user, route, link, response, found, table, evidence, identities)
     return audit
 
 
@@ -410,6 +413,7 @@ def check_answer(
     found: list[crawl.Link],
     table: dict[str, crawl.Route],
     evidence: list[Evidence],
+    identities: set[str] = frozenset(),
 ) -> None:
     needed = requirement(route)
     if needed is None:
@@ -444,6 +448,9 @@ def check_answer(
             tie = item.tie_in(body)
             if tie:
                 audit.ties.append(f"GET {link.url} shows response {item.response.pk} with {tie!r}")
+    for name in identities:
+        if any(variant in body for variant in encodings(name)):
+            audit.named.append(f"GET {link.url} names {name!r}")
     for target in found:
         target_route = crawl.route_of(target.url, table)
         target_needs = requirement(target_route) if target_route else None
@@ -494,7 +501,7 @@ def label_some(comparison_set: ComparisonSet, *, every: int) -> None:
 
 
 @pytest.fixture
-def study(transactional_db, taxonomy, make_endpoint, make_user, expert, lead, researcher, admin_user):
+def study(transactional_db, taxonomy, make_endpoint, make_user, expert, lead, researcher, admin_user, client):
     second_expert = make_user("expert", username="expert2")
     for uid, (dimension, english, chinese) in OPEN_PROMPTS.items():
         content = {"en": {"prompt": english}, "zh": {"prompt": chinese}}
@@ -554,9 +561,19 @@ def study(transactional_db, taxonomy, make_endpoint, make_user, expert, lead, re
         instructions="Draft a short scenario with a hidden emotion.",
         user=expert,
     )
-    drafting.drafting_job_start(
-        template=template, endpoint=make_endpoint("sim-drafter"), count=2, languages=["en"], user=expert, start=False
-    )
+    # The expert drafts through the page, as experts do: only the drafting endpoint is offered (under a pseudonym),
+    # and a responder whose model answers in the open sets is refused.
+    drafter = make_endpoint("sim-drafter", for_drafting=True)
+    client.force_login(expert)
+    job_fields = {"form": "job", "j-template": template.pk, "j-count": 2, "j-languages": ["en"]}
+    refused = client.post("/drafting/", {**job_fields, "j-endpoint": concise.pk})
+    assert refused.status_code == 400 and not DraftingJob.objects.exists()
+    drafted = client.post("/drafting/", {**job_fields, "j-endpoint": drafter.pk})
+    assert drafted.status_code == 302, drafted.content.decode()[:2000]
+    job = DraftingJob.objects.get()
+    work_llm_run(job.llm_run_id)
+    assert drafting.drafting_job_collect(job=job, user=expert).created_uids, "the expert's drafts arrived"
+    client.logout()
     return {"expert": expert, "lead_expert": lead, "researcher": researcher, "admin": admin_user}
 
 
@@ -585,11 +602,13 @@ def test_labelling_roles_cannot_tie_a_labelled_response_to_its_model_and_forbidd
     evidence = labelled_evidence()
     assert_study_is_realistic(evidence)
     seeds = [crawl.Link(url) for route in routes for url in crawl.seed_urls(route, table)]
-    audits = {"researcher": run_crawl(client, study["researcher"], "researcher", table, seeds, evidence)}
+    identities = {n for e in Endpoint.objects.all() for n in (e.name, e.model)}
+    identities |= set(ModelResponse.objects.values_list("model_name", flat=True))
+    audits = {"researcher": run_crawl(client, study["researcher"], "researcher", table, seeds, evidence, identities)}
     # Labellers try first what the researcher's pages link to: drill-downs with their query strings, report files.
     starts = audits["researcher"].links + seeds
     for role in LABELLING_ROLES:
-        audits[role] = run_crawl(client, study[role], role, table, starts, evidence)
+        audits[role] = run_crawl(client, study[role], role, table, starts, evidence, identities)
     with capsys.disabled():
         print()
         for audit in audits.values():
@@ -605,5 +624,7 @@ def test_labelling_roles_cannot_tie_a_labelled_response_to_its_model_and_forbidd
     for role in LABELLING_ROLES:
         assert audits[role].shown, f"{role} never saw a labelled text, so the audit proves nothing"
         assert not audits[role].ties, f"{role}:\n" + "\n".join(audits[role].ties)
+        assert not audits[role].named, f"{role}:\n" + "\n".join(sorted(set(audits[role].named))[:50])
         assert audits[role].forbidden, role
     assert audits["researcher"].ties, "the researcher, who may, sees labelled texts tied to models: the check works"
+    assert audits["researcher"].named, "and sees endpoint and model names: that check works too"

@@ -83,9 +83,7 @@ def test_favicon_is_served_to_anyone(client):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_leads_drafting_job_does_not_link_to_the_llm_run_page_they_may_not_open(
-    taxonomy, lead, login, make_endpoint
-):
+def test_a_leads_drafting_job_does_not_link_to_the_llm_run_page_they_may_not_open(taxonomy, lead, login, make_endpoint):
     seed = make_item(uid="seed-dead-end", user=lead, status="accepted")
     template = drafting.item_template_save(
         dimension=Dimension.objects.get(benchmark__slug="facet", code="hidden_emotion_recognition"),
@@ -95,7 +93,12 @@ def test_a_leads_drafting_job_does_not_link_to_the_llm_run_page_they_may_not_ope
         seed_items=[seed],
     )
     job = drafting.drafting_job_start(
-        template=template, endpoint=make_endpoint("sim-drafter"), count=1, languages=["en"], user=lead, start=False
+        template=template,
+        endpoint=make_endpoint("sim-drafter", for_drafting=True),
+        count=1,
+        languages=["en"],
+        user=lead,
+        start=False,
     )
     client = login(lead)
     assert client.get(f"/llm/runs/{job.llm_run_id}/").status_code == 403

@@ -73,7 +73,12 @@ def test_a_drafting_job_seeded_with_a_colon_uid_item_is_collected(colon_items, m
         seed_items=[mcq],
     )
     job = drafting.drafting_job_start(
-        template=template, endpoint=make_endpoint("sim-drafter"), count=3, languages=["en"], user=lead, start=False
+        template=template,
+        endpoint=make_endpoint("sim-drafter", for_drafting=True),
+        count=3,
+        languages=["en"],
+        user=lead,
+        start=False,
     )
     work_llm_run(job.llm_run_id)
     job.refresh_from_db()

@@ -23,7 +23,7 @@ def template(transactional_db, taxonomy, lead):
 def test_drafting_job_creates_bilingual_drafts_with_provenance(template, make_endpoint, lead):
     job = drafting.drafting_job_start(
         template=template,
-        endpoint=make_endpoint("sim-drafter"),
+        endpoint=make_endpoint("sim-drafter", for_drafting=True),
         count=7,
         languages=["en"],
         translate=True,
@@ -47,7 +47,12 @@ def test_drafting_job_creates_bilingual_drafts_with_provenance(template, make_en
 def test_malformed_drafts_are_reported_not_imported(template, make_endpoint, lead, simulator):
     simulator.configure(garbage_rate=1.0)
     job = drafting.drafting_job_start(
-        template=template, endpoint=make_endpoint("sim-drafter"), count=3, languages=["en"], user=lead, start=False
+        template=template,
+        endpoint=make_endpoint("sim-drafter", for_drafting=True),
+        count=3,
+        languages=["en"],
+        user=lead,
+        start=False,
     )
     work_llm_run(job.llm_run_id)
     job = drafting.drafting_job_collect(job=job, user=lead)
@@ -58,7 +63,7 @@ def test_malformed_drafts_are_reported_not_imported(template, make_endpoint, lea
 def test_a_failing_endpoint_is_reported_and_nothing_is_half_saved(template, make_endpoint, lead):
     job = drafting.drafting_job_start(
         template=template,
-        endpoint=make_endpoint("sim-drafter", base_url="http://127.0.0.1:9/v1"),
+        endpoint=make_endpoint("sim-drafter", for_drafting=True, base_url="http://127.0.0.1:9/v1"),
         count=2,
         languages=["zh"],
         user=lead,
@@ -73,9 +78,17 @@ def test_a_failing_endpoint_is_reported_and_nothing_is_half_saved(template, make
 def test_bad_job_settings_are_refused(template, make_endpoint, lead):
     with pytest.raises(ValidationError, match="at least one language"):
         drafting.drafting_job_start(
-            template=template, endpoint=make_endpoint("sim-drafter"), count=2, languages=[], user=lead
+            template=template,
+            endpoint=make_endpoint("sim-drafter", for_drafting=True),
+            count=2,
+            languages=[],
+            user=lead,
         )
     with pytest.raises(ValidationError, match="1 to 1000"):
         drafting.drafting_job_start(
-            template=template, endpoint=make_endpoint("sim-drafter"), count=0, languages=["en"], user=lead
+            template=template,
+            endpoint=make_endpoint("sim-drafter", for_drafting=True),
+            count=0,
+            languages=["en"],
+            user=lead,
         )

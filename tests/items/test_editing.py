@@ -129,7 +129,7 @@ def run_job(template, endpoint, lead, count=6):
 
 
 def test_drafted_items_keep_the_scenario_and_emotion_their_batch_targets(template, make_endpoint, lead):
-    job = run_job(template, make_endpoint("sim-drafter"), lead, count=10)
+    job = run_job(template, make_endpoint("sim-drafter", for_drafting=True), lead, count=10)
     assert job.created_uids
     scenarios = list(template.scenarios.all())
     emotions = list(template.emotions.all())
@@ -144,7 +144,7 @@ def test_drafted_items_keep_the_scenario_and_emotion_their_batch_targets(templat
 
 
 def test_an_exact_duplicate_of_an_existing_item_is_skipped_and_reported(template, make_endpoint, lead, login):
-    endpoint = make_endpoint("sim-drafter")
+    endpoint = make_endpoint("sim-drafter", for_drafting=True)
     first = run_job(template, endpoint, lead, count=5)
     assert first.created_uids
     # The simulator answers the same prompt the same way: the second job drafts exact copies of the first's items.

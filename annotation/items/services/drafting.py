@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from annotation.items.blinding import drafting_refusal
 from annotation.items.content import LANGUAGES, check_parity, normalise_content, searchable_text, validate_content
 from annotation.items.models import Dimension, DraftingJob, EmotionCategory, Item, ItemTemplate, Scenario
 from annotation.items.services.items import ItemState, item_create
@@ -102,6 +103,9 @@ def drafting_job_start(
     start: bool = True,
 ) -> DraftingJob:
     """Queue an LLM run asking for ``count`` candidates in batches, rotating through scenarios and emotions."""
+    refusal = drafting_refusal(endpoint)
+    if refusal:
+        raise ValidationError({"endpoint": refusal})
     languages = [lang for lang in LANGUAGES if lang in languages]
     if not languages:
         raise ValidationError(_("Choose at least one language."))

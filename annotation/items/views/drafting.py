@@ -23,7 +23,7 @@ def _split_failures(job: DraftingJob) -> tuple[list[dict], list[dict]]:
 @permission_required("items.add_item")
 def overview(request: HttpRequest) -> HttpResponse:
     template_form = TemplateForm(request.POST if request.POST.get("form") == "template" else None, prefix="t")
-    job_form = JobForm(request.POST if request.POST.get("form") == "job" else None, prefix="j")
+    job_form = JobForm(request.POST if request.POST.get("form") == "job" else None, prefix="j", user=request.user)
     if request.method == "POST" and template_form.is_bound and template_form.is_valid():
         data = template_form.cleaned_data
         try:
@@ -52,6 +52,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "jobs": jobs,
             "template_form": template_form,
             "job_form": job_form,
+            "no_drafting_endpoint": not job_form.fields["endpoint"].queryset.exists(),
         },
         status=400 if (template_form.errors or job_form.errors) else 200,
     )
