@@ -7,9 +7,12 @@ order (position, id) or in the order the work was finished: each read is one see
 indexes (``annotation.queue.models.queue_indexes``).
 """
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
+from django.utils.module_loading import import_string
 
 from annotation.queue.models import Assignment
 
@@ -103,5 +106,8 @@ def progress_figures(*, done: int, total: int) -> dict[str, int]:
 
 def queue_workers(*, permission: str) -> list[AbstractBaseUser]:
     """Return the active users who may be given assignments (they hold ``permission``), by username."""
-    users = get_user_model().objects.filter(is_active=True).order_by("username")
-    return [u for u in users if u.has_perm(permission)]
+    # One query however many users (a permission check per user would cost two queries each): the permission
+    # backend's own query, superusers included as ``has_perm`` includes them.
+    backend = next(path for path in settings.AUTHENTICATION_BACKENDS if issubclass(import_string(path), ModelBackend))
+    users = get_user_model().objects.with_perm(permission, is_active=True, include_superusers=True, backend=backend)
+    return list(users.order_by("username"))

@@ -178,3 +178,23 @@ def test_the_workers_are_the_active_users_with_the_permission_by_username(work, 
 )
 def test_progress_figures_say_what_is_done_and_left(done, total, figures):
     assert tuple(progress_figures(done=done, total=total).values()) == figures
+
+
+@pytest.mark.parametrize("url", ["/screening/new/", "/labelling/new/"])
+def test_the_forms_that_choose_workers_cost_the_same_queries_however_many_users(
+    url, db, taxonomy, make_user, admin_user, login, django_assert_num_queries
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = login(admin_user)
+    counts = []
+    for batch in range(2):
+        for n in range(10 * (batch + 1)):
+            make_user("expert", username=f"picker-{batch}-{n}")
+        with CaptureQueriesContext(connection) as queries:
+            page = client.get(url)
+        assert page.status_code == 200
+        assert "picker-0-0" in page.content.decode()
+        counts.append(len(queries))
+    assert counts[0] == counts[1] <= 12, counts
