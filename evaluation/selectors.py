@@ -54,6 +54,34 @@ EVIDENCE_PAGE_API = {"answers": 500, "opens": 200, "verdicts": 500}
 EVIDENCE_PAGE_HTML = {"answers": 50, "opens": 25, "verdicts": 50}
 
 
+def _letter(index: int) -> str:
+    return chr(ord("A") + index)
+
+
+def answer_options_shown(answer: Answer) -> list[dict]:
+    """Return the options of an answer in the order the model saw them: the letter it saw, the item's own letter,
+    the text, and whether it is the model's choice or the key (``chosen_index`` and ``correct_index`` are the
+    item's own indices; the model's raw reply uses the letters it saw)."""
+    version = (answer.revision.content or {}).get(answer.language) or {}
+    if "turns" in version:
+        turns = version.get("turns") or []
+        options = (turns[answer.turn] if answer.turn < len(turns) else {}).get("options") or []
+    else:
+        options = version.get("options") or []
+    shown = []
+    for position, original in enumerate(answer.option_order or []):
+        shown.append(
+            {
+                "seen_as": _letter(position),
+                "letter": _letter(original),
+                "text": options[original] if 0 <= original < len(options) else "",
+                "chosen": original == answer.chosen_index,
+                "key": original == answer.correct_index,
+            }
+        )
+    return shown
+
+
 def evaluation_run_evidence(
     *,
     run: EvaluationRun,
@@ -71,7 +99,7 @@ def evaluation_run_evidence(
     """
     # The item's uid and dimension are shown, not its search text or metadata; a call is linked by its id only.
     heavy = ("item__search_text", "item__metadata")
-    answers = Answer.objects.filter(run=run).select_related("model", "item__dimension").defer(*heavy)
+    answers = Answer.objects.filter(run=run).select_related("model", "item__dimension", "revision").defer(*heavy)
     opens = OpenResponse.objects.filter(run=run).select_related("model", "item__dimension").defer(*heavy)
     verdicts = PairVerdict.objects.filter(run=run).select_related("model_a", "model_b", "item__dimension").defer(*heavy)
     if model:
@@ -101,6 +129,9 @@ def evaluation_run_evidence(
         # One row more than the page holds tells whether the list goes on, without counting it.
         found = list(rows[(page - 1) * size : page * size + 1])
         result[name] = found[:size]
+        if name == "answers":
+            for answer in result[name]:
+                answer.shown = answer_options_shown(answer)
         result["has_next"] |= len(found) > size
     return result
 

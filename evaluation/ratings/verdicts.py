@@ -162,53 +162,70 @@ def _record_colours(
     return colours
 
 
+def _sign(margin: float) -> float:
+    return 1.0 if margin > 0 else -1.0 if margin < 0 else 0.0
+
+
 def _content_units(
     n_models: int, kinds: Mapping[tuple[int, int, float], tuple[int, Step, Verdict]]
 ) -> tuple[list[tuple[Step, ...]], list[tuple[Verdict, ...]], list[tuple[int, int, int]]]:
     """Group the verdicts into units named by content, in canonical order, with three 64-bit keys per unit.
 
     ``kinds`` maps each distinct verdict ``(i, j, margin)`` (``i < j``) to its count, step and display form.
-    Labels never enter: models are told apart by who they played (``schedule``, which no margin changes) and by
-    their records. A verdict's first key is its pairing's schedule colours and its copy index ``r`` among the
-    pair's verdicts (so a changed margin moves only verdicts of its own pair); the second its two models' own
-    records and margin, the third their refined records (these order verdicts that share the first key, as
-    between models of one schedule in a round robin). Verdicts sharing all three are mirror images (models whose
-    records are alike all the way down); they form one unit, rated side by side (``_rate_side_by_side``).
+    Labels never enter, and neither do the margins' sizes: models are told apart by who they played
+    (``schedule``) and by their records of wins, draws and losses, so a verdict whose margin grows (``+`` to
+    ``+++++``) leaves every unit where it was and only raises the updates in its own pair's units. A verdict's
+    first key is its pairing's schedule colours and its copy index ``r`` among the pair's verdicts of its class
+    (its result seen from a label-free side); a pair's verdicts of one class take its copies in the order of
+    their margins' sizes, so raising a margin raises the sizes copy by copy, never lowers one. The second key
+    digests its two models' own records and its result, the third their refined records (these order verdicts
+    that share the first key, as between models of one schedule in a round robin). Verdicts sharing all three
+    form one unit, rated side by side (``_rate_side_by_side``): mirror images (models whose records are alike
+    all the way down), whatever order they came in.
     """
-    counts = {kind: count for kind, (count, _step, _verdict) in kinds.items()}
     played_counts: Counter = Counter()
-    for (i, j, _margin), count in counts.items():
+    results: Counter = Counter()
+    for (i, j, margin), (count, _step, _verdict) in kinds.items():
         played_counts[i, j, 0.0] += count
+        results[i, j, _sign(margin)] += count
     schedule = _record_colours(n_models, played_counts)
-    records = _record_colours(n_models, counts)
-    own = _record_colours(n_models, counts, rounds=1)
-    copies: dict[tuple[int, int], list[tuple[float, float, tuple[str, str, float, str, str], int, int]]] = {}
+    records = _record_colours(n_models, results)
+    own = _record_colours(n_models, results, rounds=1)
+    classes: dict[tuple[int, int], dict[tuple, list[tuple[float, int, int]]]] = {}
     for index, ((i, j, margin), (count, _step, _verdict)) in enumerate(kinds.items()):
-        # A pair's copies are ordered by margin, seen from the side that a label-free key puts first: who played
-        # whom; between models of one schedule, by the margin's size, then (a win and a loss of equal size) from
-        # the side of the model with the smaller own record (which changes only with its own verdicts).
-        backward = -margin if margin else 0.0
+        # A pair's verdicts are classed by their result seen from the side that a label-free key puts first: who
+        # played whom; between models of one schedule, a win and a loss are one class (from the side of the model
+        # with the smaller own record, which changes only with its own results).
+        result = _sign(margin)
+        backward = -result if result else 0.0
         if schedule[i] != schedule[j]:
-            first = margin if schedule[i] < schedule[j] else backward
+            first = result if schedule[i] < schedule[j] else backward
         else:
-            first = min(margin, backward)
-        second = margin if (own[i], margin) <= (own[j], backward) else backward
-        name = min((own[i], own[j], margin, records[i], records[j]), (own[j], own[i], backward, records[j], records[i]))
-        copies.setdefault((i, j), []).append((first, second, name, count, index))
+            first = min(result, backward)
+        second = result if (own[i], result) <= (own[j], backward) else backward
+        name = min((own[i], own[j], result, records[i], records[j]), (own[j], own[i], backward, records[j], records[i]))
+        classes.setdefault((i, j), {}).setdefault((first, second, name), []).append((abs(margin), count, index))
     listed = list(kinds.values())
     grouped: dict[tuple[tuple[str, str], int, tuple[str, str, float, str, str]], list[int]] = {}
-    for (i, j), games in copies.items():
+    for (i, j), pair_classes in classes.items():
         played = (min(schedule[i], schedule[j]), max(schedule[i], schedule[j]))
         r = 0
-        ordered = sorted(games, key=lambda game: game[:3])
-        for _key, tied in groupby(ordered, key=lambda game: game[:3]):
-            # Kinds that no label-free key tells apart (mirror models winning one each) share their copy
-            # indices, so their verdicts are rated side by side whatever order they came in.
-            tied = list(tied)
-            for _first, _second, name, count, index in tied:
-                for copy in range(r, r + count):
-                    grouped.setdefault((played, copy, name), []).append(index)
-            r += max(count for *_rest, count, _index in tied)
+        for (_first, _second, name), games in sorted(pair_classes.items()):
+            if len({listed[index][1][0] for _size, _count, index in games}) > 1:
+                # Wins both ways between models no label-free key tells apart: ordered by size, a growing margin
+                # could swap who wins first, so the class is one unit, rated side by side.
+                for _size, count, index in games:
+                    grouped.setdefault((played, r, name), []).extend([index] * count)
+                r += 1
+                continue
+            for _size, tied in groupby(sorted(games), key=lambda game: game[0]):
+                # Verdicts of one class and one size are those no label-free key tells apart (mirror models
+                # winning one each): they share their copy indices and are rated side by side.
+                tied = list(tied)
+                for _size, count, index in tied:
+                    for copy in range(r, r + count):
+                        grouped.setdefault((played, copy, name), []).append(index)
+                r += max(count for _size, count, _index in tied)
     units, unit_verdicts, keys = [], [], []
     for identity in sorted(grouped):
         played, r, name = identity

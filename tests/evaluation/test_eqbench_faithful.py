@@ -121,7 +121,7 @@ def test_the_final_solve_at_the_data_commit_halves_the_offset_and_tightens_the_f
     ladder = sorted(published, key=lambda name: published[name]["elo"])
     default = fit(ratings.eqbench3_rate(judgements, ladder=ladder), published)
     faithful = fit(ratings.eqbench3_rate(judgements, mode="faithful"), published)
-    assert default["offset"] == pytest.approx(113.2, abs=1.0) and default["max_norm"] == pytest.approx(45.4, abs=0.1)
+    assert default["offset"] == pytest.approx(111.1, abs=1.0) and default["max_norm"] == pytest.approx(46.6, abs=0.1)
     assert faithful["offset"] == pytest.approx(57.6, abs=0.1) and faithful["max_norm"] == pytest.approx(34.7, abs=0.1)
     assert faithful["spearman"] >= 0.999 and faithful["kendall"] >= 0.99
     assert faithful["max_sigma"] <= 1.5

@@ -12,6 +12,7 @@ import trueskill
 from scipy import stats as scipy_stats
 
 from evaluation import eqbench, ratings
+from evaluation.ratings import verdicts as ratings_verdicts
 
 EXTERNAL = Path(__file__).resolve().parents[2].parent / "shared/data/external"
 EQBENCH3 = EXTERNAL / "eqbench3"
@@ -201,17 +202,53 @@ def test_models_with_mirror_identical_records_get_equal_ratings():
         assert by_model["a"].mu == by_model["z"].mu == ratings.rate_verdicts(both_ways).by_model()["a"].mu
 
 
-def test_a_larger_margin_never_lowers_the_winners_mu_in_200_random_tournaments():
+def _round_robin(rng: random.Random) -> list[tuple[str, str, int]]:
+    """Every pair of 3 to 9 models, once to three times, with margins from latent skills and noise."""
+    models = [f"q{i}" for i in range(rng.randint(3, 9))]
+    skill = {m: rng.gauss(0, 1) for m in models}
+    return [
+        (a, b, max(-5, min(5, round(2 * (skill[a] - skill[b] + rng.gauss(0, 1))))))
+        for _ in range(rng.randint(1, 3))
+        for a in models
+        for b in models
+        if a < b
+    ]
+
+
+@pytest.mark.parametrize("tournament", [_random_tournament, _round_robin])
+def test_a_larger_margin_leaves_every_verdict_where_it_was_in_every_pass(tournament):
+    # The orders depend on who played whom and on results, never on the margins' sizes: raising a margin only
+    # raises the updates of its own pair, copy by copy.
+    for seed in range(100):
+        rng = random.Random(seed * 31 + 5)
+        verdicts = tournament(rng)
+        index = rng.randrange(len(verdicts))
+        winner, loser, _margin = verdicts[index]
+        prepared = []
+        for margin in (1, 5):
+            verdicts[index] = (winner, loser, margin)
+            prepared.append(ratings_verdicts._prepare(verdicts, (), "linear", 5))
+        assert prepared[0].unit_keys == prepared[1].unit_keys, seed
+        assert [len(unit) for unit in prepared[0].units] == [len(unit) for unit in prepared[1].units], seed
+        for before, after in zip(prepared[0].units, prepared[1].units, strict=True):
+            # A unit's verdicts are rated side by side, in no order: compare them as multisets.
+            updates = [sorted((w, lo, whole + part) for w, lo, whole, part, _drawn in unit) for unit in (before, after)]
+            assert [step[:2] for step in updates[0]] == [step[:2] for step in updates[1]], seed
+            assert all(a[2] <= b[2] for a, b in zip(*updates, strict=True)), seed
+
+
+@pytest.mark.parametrize("pass_seed", [0, 1, 7])
+def test_a_larger_margin_never_lowers_the_winners_mu_in_200_random_tournaments(pass_seed):
     lowered = []
     for seed in range(200):
-        rng = random.Random(seed)
+        rng = random.Random(seed * 31 + 5 if pass_seed else seed)
         verdicts = _random_tournament(rng)
         index = rng.randrange(len(verdicts))
         winner, loser, _margin = verdicts[index]
         mu = []
         for margin in (1, 5):
             verdicts[index] = (winner, loser, margin)
-            mu.append(ratings.rate_verdicts(verdicts, margin_mapping="linear").by_model()[winner].mu)
+            mu.append(ratings.rate_verdicts(verdicts, margin_mapping="linear", seed=pass_seed).by_model()[winner].mu)
         if mu[1] < mu[0]:
             lowered.append(seed)
     assert lowered == []

@@ -39,7 +39,10 @@ def test_the_run_page_sets_and_raises_the_budget(frozen_release, primary, make_e
     from evaluation import services
 
     run = services.evaluation_run_create(
-        name="budgeted", release=frozen_release, endpoints=[make_endpoint("sim-mcq-acc90")], languages=["en"],
+        name="budgeted",
+        release=frozen_release,
+        endpoints=[make_endpoint("sim-mcq-acc90")],
+        languages=["en"],
         user=researcher,
     )
     client = login(researcher)
@@ -84,7 +87,10 @@ def test_the_run_page_pauses_and_resumes_a_running_evaluation(
     from llm.models import Run
 
     run = services.evaluation_run_create(
-        name="pausable", release=frozen_release, endpoints=[make_endpoint("sim-mcq-acc90")], languages=["en"],
+        name="pausable",
+        release=frozen_release,
+        endpoints=[make_endpoint("sim-mcq-acc90")],
+        languages=["en"],
         user=researcher,
     )
     services.evaluation_run_start(run=run, user=researcher)
@@ -121,7 +127,10 @@ def test_cancelling_an_evaluations_llm_run_on_its_page_leaves_the_report_to_a_wo
     from tests.factories import run_queued_collections
 
     run = services.evaluation_run_create(
-        name="cancelled", release=frozen_release, endpoints=[make_endpoint("sim-mcq-acc90")], languages=["en"],
+        name="cancelled",
+        release=frozen_release,
+        endpoints=[make_endpoint("sim-mcq-acc90")],
+        languages=["en"],
         user=researcher,
     )
     services.evaluation_run_start(run=run, user=researcher, start=False)
@@ -147,3 +156,40 @@ def test_cancelling_an_evaluations_llm_run_on_its_page_leaves_the_report_to_a_wo
     assert run.phase == EvaluationRun.Phase.DONE and run.report is not None and run.report_digest
     queued.refresh_from_db()
     assert queued.status == TaskResultStatus.SUCCESSFUL
+
+
+def test_the_drill_down_shows_each_answer_in_the_letters_the_model_saw(
+    frozen_release, primary, make_endpoint, researcher, login
+):
+    import re
+
+    from evaluation.models import Answer
+
+    run = make_evaluation_run(
+        name="letters",
+        release=frozen_release,
+        endpoints=[make_endpoint("sim-mcq-acc90")],
+        languages=["en"],
+        user=researcher,
+    )
+    answer = (
+        Answer.objects.filter(run=run, parsed=True)
+        .exclude(option_order=[0, 1, 2, 3])
+        .select_related("revision")
+        .first()
+    )
+    assert answer is not None, "some answer saw its options shuffled"
+    shown = selectors.answer_options_shown(answer)
+    options = (
+        answer.revision.content["en"].get("options") or answer.revision.content["en"]["turns"][answer.turn]["options"]
+    )
+    assert [o["text"] for o in shown] == [options[i] for i in answer.option_order]
+    chosen = next(o for o in shown if o["chosen"])
+    # The letter the model saw is the position of the item's option in the order it was shown.
+    assert chosen["seen_as"] == chr(ord("A") + answer.option_order.index(answer.chosen_index))
+    assert chosen["letter"] == chr(ord("A") + answer.chosen_index)
+    assert sum(o["key"] for o in shown) == 1
+    page = login(researcher).get(f"/evaluation/{run.pk}/drill/?model=M01&language=en").content.decode()
+    assert "Options as the model saw them" in page
+    assert f"{chosen['letter']} (shown as {chosen['seen_as']})" in page
+    assert re.search(r"A=[A-D] B=[A-D]", page)
