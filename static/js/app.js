@@ -15,6 +15,48 @@
     }
   });
 
+  // A text field focused by its key: the caret goes after what is already written, so typing appends.
+  function focusAtEnd(field) {
+    if (!field) return;
+    field.focus();
+    const end = field.value.length;
+    field.setSelectionRange(end, end);
+  }
+
+  // Keys shared by the review and label pages: S puts the item aside, B (or U, to undo the last one) opens the
+  // previous one to change it, ? shows the list of keys.
+  function queueKey(event, key) {
+    if (key === "s") {
+      const skip = document.getElementById("skip-form");
+      if (skip) { event.preventDefault(); skip.requestSubmit(); }
+    } else if (key === "b" || key === "u") {
+      const back = document.querySelector("#label-back, #review-back");
+      if (back) { event.preventDefault(); window.location.assign(back.href); }
+    } else if (event.key === "?") {
+      const help = document.getElementById("shortcuts");
+      if (help && typeof help.showModal === "function") {
+        event.preventDefault();
+        if (help.open) help.close(); else help.showModal();
+      }
+    }
+  }
+
+  // An autosave that a delay scheduled must not fire once its form is submitted (it would answer 400, the item
+  // being submitted already): a submitted form cancels its pending htmx requests.
+  document.addEventListener("submit", (event) => { event.target.dataset.submitted = "1"; });
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const elt = event.detail && event.detail.elt;
+    const form = elt && (elt.tagName === "FORM" ? elt : elt.closest && elt.closest("form"));
+    if (form && form.dataset.submitted) event.preventDefault();
+  });
+  document.addEventListener("click", (event) => {
+    const close = event.target.closest && event.target.closest("[data-close-dialog]");
+    if (close) close.closest("dialog").close();
+    const open = event.target.closest && event.target.closest("[data-open-dialog]");
+    const dialog = open && document.getElementById(open.dataset.openDialog);
+    if (dialog && typeof dialog.showModal === "function") dialog.showModal();
+  });
+
   // Decision keys shared by the review and adjudication forms.
   function decide(form, value) {
     const input = form.querySelector(`input[name=decision][value=${value}]`);
@@ -62,7 +104,8 @@
       else if (key === "a") { event.preventDefault(); decide(form, "accept"); }
       else if (key === "r") { event.preventDefault(); decide(form, "revise"); }
       else if (key === "x") { event.preventDefault(); decide(form, "reject"); }
-      else if (key === "c") { event.preventDefault(); document.getElementById("comment").focus(); }
+      else if (key === "c") { event.preventDefault(); focusAtEnd(document.getElementById("comment")); }
+      else queueKey(event, key);
     });
   }
 
@@ -100,8 +143,9 @@
       else if (event.key === "ArrowRight") { event.preventDefault(); pick("winner-right"); }
       else if (key === "t") { event.preventDefault(); pick("winner-tie"); }
       else if ("12345".includes(key) && key.length === 1) { event.preventDefault(); pick(`margin-${key}`); }
-      else if (key === "r") { event.preventDefault(); document.getElementById("rationale").focus(); }
+      else if (key === "r") { event.preventDefault(); focusAtEnd(document.getElementById("rationale")); }
       else if (event.key === "Enter") { event.preventDefault(); form.requestSubmit(); }
+      else queueKey(event, key);
     });
     syncMargins();
   }

@@ -57,6 +57,25 @@ def test_reviewer_completes_a_review_with_the_keyboard_only(page, live_server, t
         "answer_key_correctness": "pass",
     }
 
+    # On the second item: C puts the caret after the comment already written, so typing appends to it; a change
+    # submitted at once (before its autosave's delay ran out) sends no autosave after the submit.
+    autosaves = []
+    page.on("response", lambda r: autosaves.append(r.status) if "/autosave/" in r.url else None)
+    page.fill("#comment", "Plausible")
+    page.locator("#comment").evaluate("field => field.blur()")
+    page.keyboard.press("c")
+    page.keyboard.type(", but the options overlap.")
+    expect(page.locator("#comment")).to_have_value("Plausible, but the options overlap.")
+    page.keyboard.press("Escape")
+    for key in ["3", "3", "3", "3", "3", "3", "p", "r"]:
+        page.keyboard.press(key)
+    page.keyboard.press("Control+Enter")
+    expect(page.locator("#comment")).to_have_count(0)  # the round's last item: its page is left
+    page.wait_for_timeout(2500)  # longer than the autosave's delays: a pending one would have been sent by now
+    assert 400 not in autosaves, autosaves
+    second = Review.objects.get(assignment__round_item__item__uid="kbd-2")
+    assert second.status == "submitted" and second.comment == "Plausible, but the options overlap."
+
 
 def test_lead_expert_adjudicates_a_conflict_seeing_all_reviews(page, live_server, taxonomy, criteria, lead, make_user):
     reviewers = [make_user("expert", username="amy"), make_user("expert", username="bo")]
