@@ -155,3 +155,24 @@ def pair_headers(counts: Mapping[str, int]) -> dict[str, int]:
         "X-Left-Out-Inconsistent": counts.get("inconsistent", 0),
         "X-Left-Out-Unparsed": counts.get("unparsed", 0),
     }
+
+
+def write_table_file(rows: Iterable[Mapping[str, object]], columns: list[Column], fmt: str, out: str) -> None:
+    """Write the table in ``fmt`` to the path ``out`` (through a ``.partial`` file, replaced when complete), or to
+    standard output when ``out`` is ``-``."""
+    import sys
+    from pathlib import Path
+
+    if out == "-":
+        write_table(rows, columns, fmt, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+        return
+    path = Path(out)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with partial.open("wb") as file:
+            write_table(rows, columns, fmt, file)
+        partial.replace(path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
