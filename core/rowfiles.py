@@ -176,3 +176,12 @@ def write_table_file(rows: Iterable[Mapping[str, object]], columns: list[Column]
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+
+
+def language_param(value: str | None) -> str | None:
+    """Return the ``language`` filter of a download (``en``, ``zh`` or None for both); raise ValueError otherwise."""
+    if value in (None, ""):
+        return None
+    if value not in ("en", "zh"):
+        raise ValueError(value)
+    return value
