@@ -19,7 +19,7 @@ from rest_framework.response import Response
 
 from core.permissions import api_permission
 from core.routing import app_router
-from core.rowfiles import language_param, pair_headers, table_response
+from core.rowfiles import FORMATS, language_param, pair_headers, table_response
 from evaluation import exports, selectors, services
 from evaluation.models import EvaluationRun
 from evaluation.report import report_file, report_files_names
@@ -265,7 +265,7 @@ class EvaluationRunViewSet(
         parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
         responses={(200, "text/csv"): OpenApiTypes.BINARY},
     )
-    @action(detail=True, methods=["get"], url_path=r"verdicts/(?P<fmt>csv|jsonl|parquet)", url_name="verdicts")
+    @action(detail=True, methods=["get"], url_path=r"verdicts/(?P<fmt>[a-z]+)", url_name="verdicts")
     def verdicts(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
         """The judge's pair verdicts, one row per item, language and pair of model codes: both orders (raw, parsed,
         canonical score) and their combination by the run's rule, as CSV, JSONL or Parquet."""
@@ -275,7 +275,7 @@ class EvaluationRunViewSet(
         parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
         responses={(200, "text/csv"): OpenApiTypes.BINARY},
     )
-    @action(detail=True, methods=["get"], url_path=r"pairs/(?P<fmt>csv|jsonl|parquet)", url_name="pairs")
+    @action(detail=True, methods=["get"], url_path=r"pairs/(?P<fmt>[a-z]+)", url_name="pairs")
     def pairs(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
         """Preference pairs (chosen/rejected) from the verdicts; headers X-Preference-Pairs and X-Left-Out-Ties,
         -Inconsistent, -Unparsed count what was left out."""
@@ -287,6 +287,8 @@ class EvaluationRunViewSet(
             language = language_param(request.query_params.get("language"))
         except ValueError:
             return Response({"language": [_("Expected en or zh.")]}, status=status.HTTP_400_BAD_REQUEST)
+        if fmt not in FORMATS:
+            return Response({"fmt": [_("Unknown format.")], "choices": list(FORMATS)}, status=status.HTTP_404_NOT_FOUND)
         if not pairs:
             rows = exports.verdict_rows(run=run, language=language)
             return table_response(rows, exports.VERDICT_COLUMNS, fmt, filename=f"verdicts-evaluation-{run.pk}")

@@ -40,13 +40,13 @@ from annotation.labelling.serializers import (
 from annotation.labelling.views import BUILDERS, DATA_WHY, LABELLERS
 from core.permissions import api_permission
 from core.routing import app_router
-from core.rowfiles import pair_headers, table_response
+from core.rowfiles import FORMATS, pair_headers, table_response
 
 MANAGE = api_permission("labelling.manage_comparisons", why=BUILDERS)
 LABEL = api_permission("labelling.label_comparisons", why=LABELLERS)
 VIEW = api_permission("items.view_item")
 DATA = api_permission("labelling.manage_comparisons", why=DATA_WHY)
-FORMAT_PATH = r"(?P<fmt>csv|jsonl|parquet)"
+FORMAT_PATH = r"(?P<fmt>[a-z]+)"
 
 VERDICT_EXAMPLES = [
     OpenApiExample("Left is better by +++", value={"winner": "left", "margin": 3, "rationale": "Names the feeling."}),
@@ -92,6 +92,10 @@ def _language(request: Request) -> str | None:
     if language not in (None, "en", "zh"):
         raise ValidationError({"language": _("Expected en or zh.")})
     return language
+
+
+def _unknown_format() -> Response:
+    return Response({"fmt": [_("Unknown format.")], "choices": list(FORMATS)}, status=status.HTTP_404_NOT_FOUND)
 
 
 class ComparisonSetViewSet(
@@ -222,6 +226,8 @@ class ComparisonSetViewSet(
         """The closed set's labels as CSV, JSONL or Parquet, one row per expert label (409 while it is open)."""
         comparison_set = get_object_or_404(ComparisonSet, pk=pk)
         language = _language(request)
+        if fmt not in FORMATS:
+            return _unknown_format()
         rows = exports.label_rows(comparison_set=comparison_set, language=language)
         return table_response(rows, exports.LABEL_COLUMNS, fmt, filename=f"labels-set-{comparison_set.pk}")
 
@@ -234,6 +240,8 @@ class ComparisonSetViewSet(
         """The closed set's preference pairs; headers X-Preference-Pairs and X-Left-Out-* count what was left out."""
         comparison_set = get_object_or_404(ComparisonSet, pk=pk)
         language = _language(request)
+        if fmt not in FORMATS:
+            return _unknown_format()
         counts = exports.label_preference_counts(comparison_set=comparison_set, language=language)
         rows = exports.label_preference_rows(comparison_set=comparison_set, language=language)
         filename = f"preference-pairs-set-{comparison_set.pk}"
