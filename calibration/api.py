@@ -16,7 +16,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from calibration import selectors, services
+from calibration import exports, selectors, services
 from calibration.api_juries import JuryViewSet
 from calibration.api_support import calibration_runs_with_judges, judges_with_members
 from calibration.models import CalibrationRun, Judge, JudgePrompt, JudgeSelection, PromptSet
@@ -37,6 +37,7 @@ from calibration.serializers import (
 from calibration.views import BLIND
 from core.permissions import api_permission
 from core.routing import app_router
+from core.rowfiles import FORMATS, language_param, pair_headers, table_response
 
 RUN_JUDGE = "calibration.run_judge"
 AUTHOR = "calibration.author_judge_prompt"
@@ -275,6 +276,42 @@ class CalibrationRunViewSet(
         response = HttpResponse(content, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
+
+    @extend_schema(
+        parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
+        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+    )
+    @action(detail=True, methods=["get"], url_path=r"verdicts/(?P<fmt>[a-z]+)", url_name="verdicts")
+    def verdicts(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
+        """The judges' verdicts, one row per judge and comparison: both orders (raw, parsed, canonical score) and their
+        combination by the run's rule, as CSV, JSONL or Parquet."""
+        return self._table(request, pk, fmt, pairs=False)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
+        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+    )
+    @action(detail=True, methods=["get"], url_path=r"pairs/(?P<fmt>[a-z]+)", url_name="pairs")
+    def pairs(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
+        """Preference pairs (chosen/rejected) from the verdicts; headers X-Preference-Pairs and X-Left-Out-Ties,
+        -Inconsistent, -Unparsed count what was left out."""
+        return self._table(request, pk, fmt, pairs=True)
+
+    def _table(self, request: Request, pk: str | None, fmt: str, *, pairs: bool) -> HttpResponse:
+        run = get_object_or_404(CalibrationRun, pk=pk)
+        try:
+            language = language_param(request.query_params.get("language"))
+        except ValueError:
+            return Response({"language": [_("Expected en or zh.")]}, status=status.HTTP_400_BAD_REQUEST)
+        if fmt not in FORMATS:
+            return Response({"fmt": [_("Unknown format.")], "choices": list(FORMATS)}, status=status.HTTP_404_NOT_FOUND)
+        if not pairs:
+            rows = exports.verdict_rows(run=run, language=language)
+            return table_response(rows, exports.VERDICT_COLUMNS, fmt, filename=f"verdicts-calibration-{run.pk}")
+        counts = exports.verdict_preference_counts(run=run, language=language)
+        rows = exports.verdict_preference_rows(run=run, language=language)
+        filename = f"preference-pairs-calibration-{run.pk}"
+        return table_response(rows, exports.PAIR_COLUMNS, fmt, filename=filename, headers=pair_headers(counts))
 
     @extend_schema(request=None, responses={200: SuggestionSerializer, 409: OpenApiResponse(description="no report")})
     @action(detail=True, methods=["get"])

@@ -5,6 +5,9 @@ Rows: ``item, language, dimension, model_a, model_b, rater, winner, margin[, ord
 which model was shown first: ``AB`` or ``BA``) or ``tie``; ``margin`` is 1..5 (plus signs also accepted) and 0 or
 empty for a tie. A unit is one (item, language, dimension, pair of models); its canonical A is the model whose name
 sorts first, so verdicts given with the models in either column order land on the same unit.
+
+A row whose optional ``excluded`` column is not empty records a verdict left out (an export's pair whose orders
+were dropped or not parsed, with the reason) and is skipped.
 """
 
 import csv
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 REQUIRED = ("item", "language", "dimension", "model_a", "model_b", "rater", "winner", "margin")
+EXCLUDED = "excluded"
 
 
 class LabelImportError(ValueError):
@@ -91,6 +95,8 @@ def read_pairwise_labels(text: str) -> PairwiseTable:
         raise LabelImportError(f"line 1: header: missing column(s) {', '.join(missing)}")
     cells: dict[tuple[str, str], float] = {}
     for line, row in enumerate(reader, start=2):
+        if (row.get(EXCLUDED) or "").strip():
+            continue
         unit, rater, score = _cell(row, line)
         if (unit, rater) in cells:
             raise LabelImportError(f"line {line}: rater: {rater} already rated this comparison")

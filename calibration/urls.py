@@ -13,4 +13,6 @@ urlpatterns = [
     path("runs/<int:pk>/report/", views.run_report, name="run-report"),
     path("runs/<int:pk>/select/", views.run_select, name="run-select"),
     path("runs/<int:pk>/report.<str:fmt>", views.run_download, name="run-download"),
+    path("runs/<int:pk>/verdicts.<str:fmt>", views.run_verdicts, name="run-verdicts"),
+    path("runs/<int:pk>/pairs.<str:fmt>", views.run_pairs, name="run-pairs"),
 ]

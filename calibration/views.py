@@ -7,13 +7,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from calibration import selectors, services
+from calibration import exports, selectors, services
 from calibration.agreement.planning import plan
 from calibration.charts import page_forest
 from calibration.forms import CalibrationRunForm, JudgeForm, JudgePromptForm, JuryForm, PlanningForm
 from calibration.models import CalibrationRun, Judge
 from calibration.report import report_file
 from core.permissions import permission_required, require_permission
+from core.rowfiles import FORMATS, pair_headers, table_response
 
 BLIND = gettext_lazy(
     "Calibration runs show the responses experts label next to the runs, judges and endpoints behind them, so "
@@ -125,7 +126,13 @@ def run_start(request: HttpRequest) -> HttpResponse:
 def _run_context(run: CalibrationRun) -> dict:
     judge_runs = selectors.calibration_run_judges(run=run)
     status = services.calibration_run_status(run=run, judge_runs=judge_runs)
-    return {"run": run, "judge_runs": judge_runs, "status": status, "juries": list(run.juries.all())}
+    return {
+        "run": run,
+        "judge_runs": judge_runs,
+        "status": status,
+        "juries": list(run.juries.all()),
+        "row_formats": FORMATS,
+    }
 
 
 def _judge_choices(context: dict, report: dict) -> list[dict]:
@@ -220,3 +227,30 @@ def run_download(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     response = HttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def _run_table(request: HttpRequest, pk: int, fmt: str, *, pairs: bool) -> HttpResponse:
+    run = get_object_or_404(CalibrationRun, pk=pk)
+    language = request.GET.get("language") or None
+    if fmt not in FORMATS or language not in (None, "en", "zh"):
+        return HttpResponse(_("No such file."), status=404, content_type="text/plain; charset=utf-8")
+    if not pairs:
+        rows = exports.verdict_rows(run=run, language=language)
+        return table_response(rows, exports.VERDICT_COLUMNS, fmt, filename=f"verdicts-calibration-{run.pk}")
+    counts = exports.verdict_preference_counts(run=run, language=language)
+    rows = exports.verdict_preference_rows(run=run, language=language)
+    return table_response(
+        rows, exports.PAIR_COLUMNS, fmt, filename=f"preference-pairs-calibration-{run.pk}", headers=pair_headers(counts)
+    )
+
+
+@permission_required("calibration.run_judge", why=BLIND)
+def run_verdicts(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """Download the run's verdicts, one row per judge and comparison with both orders and their combination."""
+    return _run_table(request, pk, fmt, pairs=False)
+
+
+@permission_required("calibration.run_judge", why=BLIND)
+def run_pairs(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """Download the preference pairs of the run's verdicts; the headers count the pairs left out."""
+    return _run_table(request, pk, fmt, pairs=True)

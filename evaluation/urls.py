@@ -11,5 +11,7 @@ urlpatterns = [
     path("<int:pk>/drill/", views.drill, name="drill"),
     path("<int:pk>/files/<str:name>", views.run_download, name="download"),
     path("<int:pk>/budget/", views.run_budget, name="budget"),
+    path("<int:pk>/verdicts.<str:fmt>", views.run_verdicts, name="verdicts"),
+    path("<int:pk>/pairs.<str:fmt>", views.run_pairs, name="pairs"),
     path("<int:pk>/<str:action>/", views.run_action, name="action"),
 ]

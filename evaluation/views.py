@@ -13,7 +13,8 @@ from django.views.decorators.http import require_POST
 
 from calibration.services import primary_judge
 from core.permissions import permission_required
-from evaluation import selectors, services
+from core.rowfiles import FORMATS, pair_headers, table_response
+from evaluation import exports, selectors, services
 from evaluation.forms import EvaluationBudgetForm, EvaluationRunForm
 from evaluation.models import EvaluationRun
 from evaluation.progress import run_progress, runs_progress
@@ -108,6 +109,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         context["report"] = run.report
         context["figures"] = page_figures(run, names)
         context["table_files"] = table_file_names()
+        context["row_formats"] = FORMATS
         context["dimension_names"] = names
         context["pairing_comparison"] = selectors.pairing_comparison(run=run, models=models)
     # Everything the live part shows (header, actions, budget, progress, report) must be in the context above:
@@ -207,3 +209,30 @@ def run_budget(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(request, _("Budget saved."))
     return redirect("evaluation:run", pk=pk)
+
+
+def _run_table(request: HttpRequest, pk: int, fmt: str, *, pairs: bool) -> HttpResponse:
+    run = get_object_or_404(EvaluationRun.objects.select_related("judge"), pk=pk)
+    language = request.GET.get("language") or None
+    if fmt not in FORMATS or language not in (None, "en", "zh"):
+        return HttpResponse(_("No such file."), status=404, content_type="text/plain; charset=utf-8")
+    if not pairs:
+        rows = exports.verdict_rows(run=run, language=language)
+        return table_response(rows, exports.VERDICT_COLUMNS, fmt, filename=f"verdicts-evaluation-{run.pk}")
+    counts = exports.verdict_preference_counts(run=run, language=language)
+    rows = exports.verdict_preference_rows(run=run, language=language)
+    return table_response(
+        rows, exports.PAIR_COLUMNS, fmt, filename=f"preference-pairs-evaluation-{run.pk}", headers=pair_headers(counts)
+    )
+
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
+def run_verdicts(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """Download the judge's pair verdicts, one row per item, language and pair with both orders combined."""
+    return _run_table(request, pk, fmt, pairs=False)
+
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
+def run_pairs(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """Download the preference pairs of the judge's verdicts; the headers count the pairs left out."""
+    return _run_table(request, pk, fmt, pairs=True)

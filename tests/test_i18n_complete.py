@@ -46,6 +46,7 @@ ALLOWED = {
 # Text that is a name, an address, a command or an identifier in every language: cut out before looking for words.
 LITERAL_PATTERNS = [
     re.compile(r"EI Studio"),
+    re.compile(r"Label Studio"),  # the annotation tool a set is exchanged with
     re.compile(r"https?://\S+"),
     re.compile(r"python manage\.py \S+(?: [A-Z_]+)*"),
     re.compile(r"\b\w+(?:\.\w+)+\b"),  # dotted names: llm.run_llm, config.settings

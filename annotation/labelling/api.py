@@ -8,15 +8,21 @@ label while the set is open, skip, and list their own labels. Nothing an expert 
 import json
 
 from django.db.models import Count
+from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.labelling import selectors, services
+from annotation.items.services import ImportFailed
+from annotation.labelling import exports, selectors, services
+from annotation.labelling.label_studio import exporting as label_studio_exporting
+from annotation.labelling.label_studio import importing as label_studio_importing
 from annotation.labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
 from annotation.labelling.serializers import (
     BlindComparisonSerializer,
@@ -31,13 +37,16 @@ from annotation.labelling.serializers import (
     NextComparisonSerializer,
     ResponseImportSerializer,
 )
-from annotation.labelling.views import BUILDERS, LABELLERS
+from annotation.labelling.views import BUILDERS, DATA_WHY, LABELLERS
 from core.permissions import api_permission
 from core.routing import app_router
+from core.rowfiles import FORMATS, pair_headers, table_response
 
 MANAGE = api_permission("labelling.manage_comparisons", why=BUILDERS)
 LABEL = api_permission("labelling.label_comparisons", why=LABELLERS)
 VIEW = api_permission("items.view_item")
+DATA = api_permission("labelling.manage_comparisons", why=DATA_WHY)
+FORMAT_PATH = r"(?P<fmt>[a-z]+)"
 
 VERDICT_EXAMPLES = [
     OpenApiExample("Left is better by +++", value={"winner": "left", "margin": 3, "rationale": "Names the feeling."}),
@@ -78,6 +87,17 @@ class ResponseViewSet(viewsets.GenericViewSet):
         return Response(ImportResultSerializer(result).data, status=status.HTTP_201_CREATED)
 
 
+def _language(request: Request) -> str | None:
+    language = request.query_params.get("language") or None
+    if language not in (None, "en", "zh"):
+        raise ValidationError({"language": _("Expected en or zh.")})
+    return language
+
+
+def _unknown_format() -> Response:
+    return Response({"fmt": [_("Unknown format.")], "choices": list(FORMATS)}, status=status.HTTP_404_NOT_FOUND)
+
+
 class ComparisonSetViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
 ):
@@ -92,6 +112,8 @@ class ComparisonSetViewSet(
     def get_permissions(self) -> list[BasePermission]:
         if self.action in {"create", "close"}:
             return [MANAGE()]
+        if self.action in {"labels", "pairs", "label_studio_tasks", "label_studio_config", "label_studio_import"}:
+            return [DATA()]
         if self.action in {"next", "progress"}:
             return [LABEL()]
         return [VIEW()]
@@ -194,6 +216,95 @@ class ComparisonSetViewSet(
         return Response(
             NextComparisonSerializer({"done": nxt is None, "progress": progress, "comparison": comparison}).data
         )
+
+    @extend_schema(
+        parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
+        responses={(200, "text/csv"): bytes, 409: None},
+    )
+    @action(detail=True, methods=["get"], url_path=f"labels/{FORMAT_PATH}", url_name="labels")
+    def labels(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
+        """The closed set's labels as CSV, JSONL or Parquet, one row per expert label (409 while it is open)."""
+        comparison_set = get_object_or_404(ComparisonSet, pk=pk)
+        language = _language(request)
+        if fmt not in FORMATS:
+            return _unknown_format()
+        rows = exports.label_rows(comparison_set=comparison_set, language=language)
+        return table_response(rows, exports.LABEL_COLUMNS, fmt, filename=f"labels-set-{comparison_set.pk}")
+
+    @extend_schema(
+        parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
+        responses={(200, "text/csv"): bytes, 409: None},
+    )
+    @action(detail=True, methods=["get"], url_path=f"pairs/{FORMAT_PATH}", url_name="pairs")
+    def pairs(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
+        """The closed set's preference pairs; headers X-Preference-Pairs and X-Left-Out-* count what was left out."""
+        comparison_set = get_object_or_404(ComparisonSet, pk=pk)
+        language = _language(request)
+        if fmt not in FORMATS:
+            return _unknown_format()
+        counts = exports.label_preference_counts(comparison_set=comparison_set, language=language)
+        rows = exports.label_preference_rows(comparison_set=comparison_set, language=language)
+        filename = f"preference-pairs-set-{comparison_set.pk}"
+        return table_response(rows, exports.PAIR_COLUMNS, fmt, filename=filename, headers=pair_headers(counts))
+
+    @extend_schema(responses={(200, "application/json"): bytes})
+    @action(detail=True, methods=["get"], url_path="label-studio/tasks", url_name="label-studio-tasks")
+    def label_studio_tasks(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """The set as Label Studio tasks: one per comparison, texts anonymised, the order shown in ``shown_order``."""
+        comparison_set = get_object_or_404(ComparisonSet, pk=pk)
+        chunks = label_studio_exporting.task_chunks(comparison_set=comparison_set)
+        return StreamingHttpResponse(chunks, content_type="application/json; charset=utf-8")
+
+    @extend_schema(responses={(200, "application/xml"): str})
+    @action(detail=True, methods=["get"], url_path="label-studio/config", url_name="label-studio-config")
+    def label_studio_config(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """The Label Studio labelling config for the tasks: a Pairwise control and a margin choice."""
+        get_object_or_404(ComparisonSet, pk=pk)
+        return HttpResponse(label_studio_exporting.set_config(), content_type="application/xml; charset=utf-8")
+
+    @extend_schema(
+        request={
+            "multipart/form-data": {
+                "type": "object",
+                "properties": {"file": {"type": "string", "format": "binary"}, "mapping": {"type": "string"}},
+            },
+            "application/json": {
+                "type": "object",
+                "properties": {"tasks": {"type": "array", "items": {"type": "object"}}, "mapping": {"type": "object"}},
+            },
+        },
+        responses={201: dict, 400: None, 409: None},
+    )
+    @action(detail=True, methods=["post"], url_path="label-studio/import", url_name="label-studio-import")
+    def label_studio_import(self, request: Request, pk: str | None = None) -> Response:
+        """Import a Label Studio JSON export's pairwise annotations as expert labels of the open set, all or nothing.
+
+        Send the export as a file (``file``, multipart, with an optional ``mapping`` text of lines ``id-or-email =
+        account``) or as JSON ``{"tasks": [...], "mapping": {"id-or-email": "account"}}``, where an error's line is
+        the task's place in the list.
+        """
+        comparison_set = get_object_or_404(ComparisonSet, pk=pk)
+        upload = request.FILES.get("file")
+        try:
+            if upload is not None:
+                data = upload.read()
+                mapping = label_studio_importing.mapping_parse(str(request.data.get("mapping") or ""))
+            else:
+                tasks, mapping = request.data.get("tasks"), request.data.get("mapping") or {}
+                if not isinstance(tasks, list) or not isinstance(mapping, dict):
+                    raise ValueError(_("Send the export as a file, or as JSON with a list of tasks and a mapping."))
+                # One task a line, so that an error's line is the task's place in the list.
+                data = "".join(json.dumps(task, ensure_ascii=False) + "\n" for task in tasks).encode("utf-8")
+                mapping = {str(key): str(value) for key, value in mapping.items()}
+        except ValueError as exc:
+            return Response({"detail": str(exc), "code": "invalid"}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            result = label_studio_importing.label_studio_import(
+                comparison_set=comparison_set, data=data, user=request.user, mapping=mapping
+            )
+        except ImportFailed as exc:
+            return Response(exc.payload(), status=status.HTTP_400_BAD_REQUEST)
+        return Response(result, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=LabellingProgressSerializer)
     @action(detail=True, methods=["get"])

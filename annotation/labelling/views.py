@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -10,13 +10,16 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from annotation.items.services import ImportFailed
-from annotation.labelling import selectors
+from annotation.labelling import exports, selectors
 from annotation.labelling import services as comparisons
 from annotation.labelling.forms import ComparisonSetForm, GenerateForm
+from annotation.labelling.label_studio import exporting as label_studio_exporting
+from annotation.labelling.label_studio import importing as label_studio_importing
 from annotation.labelling.models import ComparisonSet
 from annotation.labelling.pairwise import anonymise, plus_string, shown_choice
 from annotation.queue.selectors import queue_previous, queue_skipped
 from core.permissions import permission_required
+from core.rowfiles import FORMATS, pair_headers, table_response
 from llm.models import Run
 
 BUILDERS = gettext_lazy(
@@ -259,3 +262,91 @@ def label_skip(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         return redirect("labelling:label", pk=cs.pk, assignment=assignment_obj.pk)
     messages.info(request, _("Put aside: this comparison comes back after the others."))
     return _after(request, cs, assignment_obj.pk)
+
+
+DATA_WHY = gettext_lazy(
+    "The raw labels, preference pairs and Label Studio files name the models behind the responses (or let labels "
+    "in), so they are for those who build sets, never for the experts who label them blind."
+)
+LABEL_STUDIO_FILES = {"tasks.json": "application/json; charset=utf-8", "config.xml": "application/xml; charset=utf-8"}
+
+
+def _language(request: HttpRequest) -> str | None:
+    language = request.GET.get("language") or None
+    return language if language in (None, "en", "zh") else ""
+
+
+@permission_required("labelling.manage_comparisons", why=DATA_WHY)
+def set_data(request: HttpRequest, pk: int) -> HttpResponse:
+    """The set's data: downloads of its raw labels and preference pairs (once closed), Label Studio in and out."""
+    cs = get_object_or_404(ComparisonSet.objects.select_related("benchmark"), pk=pk)
+    context: dict = {"cs": cs, "formats": FORMATS, "mapping": ""}
+    status = 200
+    if request.method == "POST":
+        upload = request.FILES.get("file")
+        context["mapping"] = request.POST.get("mapping", "")
+        try:
+            mapping = label_studio_importing.mapping_parse(context["mapping"])
+            if upload is None:
+                raise ValueError(_("Choose a Label Studio JSON export to import."))
+            context["result"] = label_studio_importing.label_studio_import(
+                comparison_set=cs, data=upload.read(), user=request.user, mapping=mapping
+            )
+        except ValueError as exc:
+            context["errors"], status = [str(exc)], 400
+        except ImportFailed as exc:
+            context["errors"], status = [str(e) for e in exc.errors], 400
+        except label_studio_importing.SetClosed as exc:
+            context["errors"], status = [str(exc)], 409
+        cs.refresh_from_db()
+    if not cs.is_open:
+        context["pair_counts"] = exports.label_preference_counts(comparison_set=cs)
+    return render(request, "labelling/set_data.html", context, status=status)
+
+
+@permission_required("labelling.manage_comparisons", why=DATA_WHY)
+def set_labels(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """Download the closed set's labels, one row per expert label (409 while the set is open)."""
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    language = _language(request)
+    if fmt not in FORMATS or language == "":
+        return HttpResponse(_("No such file."), status=404, content_type="text/plain; charset=utf-8")
+    try:
+        rows = exports.label_rows(comparison_set=cs, language=language)
+    except exports.ExportRefused as exc:
+        return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
+    return table_response(rows, exports.LABEL_COLUMNS, fmt, filename=f"labels-set-{cs.pk}")
+
+
+@permission_required("labelling.manage_comparisons", why=DATA_WHY)
+def set_pairs(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """Download the closed set's preference pairs; the headers count the ties and inconsistent comparisons."""
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    language = _language(request)
+    if fmt not in FORMATS or language == "":
+        return HttpResponse(_("No such file."), status=404, content_type="text/plain; charset=utf-8")
+    try:
+        counts = exports.label_preference_counts(comparison_set=cs, language=language)
+        rows = exports.label_preference_rows(comparison_set=cs, language=language)
+    except exports.ExportRefused as exc:
+        return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
+    return table_response(
+        rows, exports.PAIR_COLUMNS, fmt, filename=f"preference-pairs-set-{cs.pk}", headers=pair_headers(counts)
+    )
+
+
+@permission_required("labelling.manage_comparisons", why=DATA_WHY)
+def set_label_studio(request: HttpRequest, pk: int, name: str) -> HttpResponse:
+    """Download the set as Label Studio tasks (``tasks.json``) or the labelling config (``config.xml``)."""
+    cs = get_object_or_404(ComparisonSet, pk=pk)
+    if name not in LABEL_STUDIO_FILES:
+        return HttpResponse(_("No such file."), status=404, content_type="text/plain; charset=utf-8")
+    if name == "config.xml":
+        config = label_studio_exporting.set_config()
+        response: HttpResponse = HttpResponse(config, content_type=LABEL_STUDIO_FILES[name])
+    else:
+        response = StreamingHttpResponse(
+            label_studio_exporting.task_chunks(comparison_set=cs), content_type=LABEL_STUDIO_FILES[name]
+        )
+    response["Content-Disposition"] = f'attachment; filename="label-studio-set-{cs.pk}-{name}"'
+    return response

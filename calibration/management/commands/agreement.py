@@ -13,6 +13,7 @@ from calibration import agreement
 from calibration.agreement import AgreementReport, Estimate
 
 COLUMNS = ("unit", "rater", "value")
+EXCLUDED = "excluded"
 LABEL_WIDTH = 42
 SCALE_RANGE = re.compile(r"(-?\d+)\.\.(-?\d+)")
 MAX_SCALE_POINTS = 1001
@@ -72,6 +73,8 @@ def _read_ratings(path: Path) -> list[_Rating]:
             f"missing: {', '.join(missing)} (found: {', '.join(header)})"
         )
     positions = [names.index(name) for name in COLUMNS]
+    # An export's row of a verdict left out names why in its ``excluded`` column: it is not a rating.
+    excluded = names.index(EXCLUDED) if EXCLUDED in names else None
     ratings: list[_Rating] = []
     seen: dict[tuple[str, str], int] = {}
     for row in reader:
@@ -80,6 +83,8 @@ def _read_ratings(path: Path) -> list[_Rating]:
         line = reader.line_num
         if len(row) != len(header):
             raise CommandError(f"line {line}: expected {len(header)} fields as in the header, found {len(row)}")
+        if excluded is not None and row[excluded].strip():
+            continue
         unit, rater, value = (row[position].strip() for position in positions)
         for name, cell in zip(COLUMNS, (unit, rater, value), strict=True):
             if not cell:
@@ -216,7 +221,8 @@ def _plural(count: int, noun: str) -> str:
 class Command(BaseCommand):
     help = (
         "Print the agreement coefficients of a label table, with percentile bootstrap intervals. PATH is a CSV "
-        "file with a header and rows unit,rater,value; a missing rating is an absent row."
+        "file with a header and rows unit,rater,value; a missing rating is an absent row (or a row whose "
+        "'excluded' column gives a reason, as the app's verdict exports write)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -1,0 +1,191 @@
+"""The judge's pair verdicts of an evaluation run, one row per item, language and pair of models with both orders,
+and the preference pairs they give, as tables to download.
+
+Models are named by their anonymous codes in the run (``model_a``, ``model_b``: the report's rows are keyed by
+them), with their display names beside. ``value`` (with ``winner`` and ``margin``) is both orders combined by the
+run's rule, exactly as the report combines them; a pair the rule drops, or with an order unparsed, names why in
+``excluded``. The file reads back unchanged through ``manage.py rank_models`` (the label table columns) and
+``manage.py agreement``. Rows are read with ``iterator()`` and written as they come.
+"""
+
+from collections.abc import Iterator
+from itertools import groupby
+
+from django.db.models import F, OuterRef, Subquery
+
+from annotation.labelling import preferences
+from annotation.releases.models import ReleaseItem
+from calibration.exports import excluded_reason
+from calibration.report import combine_orders
+from core.rowfiles import Column
+from evaluation.models import EvaluationRun, OpenResponse, PairVerdict
+
+CHUNK = 1000
+
+VERDICT_COLUMNS = [
+    Column("unit"),
+    Column("item"),
+    Column("language"),
+    Column("dimension"),
+    Column("model_a"),
+    Column("model_b"),
+    Column("model_a_name"),
+    Column("model_b_name"),
+    Column("rater"),
+    Column("value", "int"),
+    Column("winner"),
+    Column("margin", "int"),
+    Column("excluded"),
+    Column("round", "int"),
+    Column("score_ab", "int"),
+    Column("score_ba", "int"),
+    Column("parsed_ab", "bool"),
+    Column("parsed_ba", "bool"),
+    Column("raw_ab"),
+    Column("raw_ba"),
+]
+
+PAIR_COLUMNS = [
+    Column("item"),
+    Column("language"),
+    Column("dimension"),
+    Column("judge"),
+    Column("context"),
+    Column("prompt"),
+    Column("chosen"),
+    Column("rejected"),
+    Column("chosen_model"),
+    Column("rejected_model"),
+    Column("chosen_model_name"),
+    Column("rejected_model_name"),
+    Column("score", "int"),
+]
+
+
+def _response_text(run: EvaluationRun, side: str) -> Subquery:
+    return Subquery(
+        OpenResponse.objects.filter(
+            run=run, model=OuterRef(side), item=OuterRef("item"), language=OuterRef("language")
+        ).values("text")[:1]
+    )
+
+
+def _pairs(
+    run: EvaluationRun, language: str | None, *, with_texts: bool = False
+) -> Iterator[tuple[dict, dict | None, dict | None]]:
+    """Yield (facts, AB verdict, BA verdict) per item, language and pair, in the order the report reads them."""
+    verdicts = PairVerdict.objects.filter(run=run)
+    if language:
+        verdicts = verdicts.filter(language=language)
+    texts = {}
+    if with_texts:
+        pinned = ReleaseItem.objects.filter(release_id=run.release_id, item=OuterRef("item")).values(
+            "revision__content"
+        )[:1]
+        texts = {
+            "content": Subquery(pinned),
+            "text_a": _response_text(run, "model_a"),
+            "text_b": _response_text(run, "model_b"),
+        }
+    rows = verdicts.values(
+        "language",
+        "order",
+        "parsed",
+        "score",
+        "raw",
+        "round",
+        item_uid=F("item__uid"),
+        dimension=F("item__dimension__code"),
+        code_a=F("model_a__code"),
+        code_b=F("model_b__code"),
+        name_a=F("model_a__label"),
+        name_b=F("model_b__label"),
+        **texts,
+    ).order_by("item_id", "language", "code_a", "code_b", "order")
+    key = lambda r: (r["item_uid"], r["language"], r["code_a"], r["code_b"])  # noqa: E731
+    for _key, group in groupby(rows.iterator(chunk_size=CHUNK), key=key):
+        orders = {row["order"]: row for row in group}
+        yield next(iter(orders.values())), orders.get("AB"), orders.get("BA")
+
+
+def _score(verdict: dict | None) -> int | None:
+    return verdict["score"] if verdict is not None and verdict["parsed"] else None
+
+
+def _judge(run: EvaluationRun) -> str:
+    return run.judge.name if run.judge_id else ""
+
+
+def verdict_rows(*, run: EvaluationRun, language: str | None = None) -> Iterator[dict]:
+    """Yield one row per judged pair of the run, with both orders and their combination by the run's rule."""
+    judge = _judge(run)
+    for facts, ab, ba in _pairs(run, language):
+        combined = combine_orders(run.combine_rule, _score(ab), _score(ba))
+        winner, margin = ("", None) if combined is None else _winner(combined)
+        yield {
+            "unit": "|".join([facts["item_uid"], facts["language"], facts["code_a"], facts["code_b"]]),
+            "item": facts["item_uid"],
+            "language": facts["language"],
+            "dimension": facts["dimension"],
+            "model_a": facts["code_a"],
+            "model_b": facts["code_b"],
+            "model_a_name": facts["name_a"],
+            "model_b_name": facts["name_b"],
+            "rater": judge,
+            "value": combined,
+            "winner": winner,
+            "margin": margin,
+            "excluded": excluded_reason(ab, ba, combined),
+            "round": facts["round"],
+            **{f"score_{o.lower()}": _score(v) for o, v in (("AB", ab), ("BA", ba))},
+            **{f"parsed_{o.lower()}": bool(v and v["parsed"]) for o, v in (("AB", ab), ("BA", ba))},
+            **{f"raw_{o.lower()}": v["raw"] if v else None for o, v in (("AB", ab), ("BA", ba))},
+        }
+
+
+def _winner(score: int) -> tuple[str, int]:
+    if score == 0:
+        return "tie", 0
+    return ("A" if score > 0 else "B"), abs(score)
+
+
+def _outcomes(
+    run: EvaluationRun, language: str | None, *, with_texts: bool = False
+) -> Iterator[tuple[dict, preferences.Outcome, int | None]]:
+    for facts, ab, ba in _pairs(run, language, with_texts=with_texts):
+        combined = combine_orders(run.combine_rule, _score(ab), _score(ba))
+        yield facts, preferences.from_orders(_score(ab), _score(ba), combined), combined
+
+
+def verdict_preference_counts(*, run: EvaluationRun, language: str | None = None) -> dict[str, int]:
+    """Count the run's judged pairs that give a preference pair, are ties, inconsistent or not parsed."""
+    return preferences.outcome_counts(outcome for _facts, outcome, _combined in _outcomes(run, language))
+
+
+def verdict_preference_rows(*, run: EvaluationRun, language: str | None = None) -> Iterator[dict]:
+    """Yield a preference pair per judged pair whose two orders agree on a winner, with the prompt as pinned."""
+    judge = _judge(run)
+    for facts, outcome, combined in _outcomes(run, language, with_texts=True):
+        if outcome.kind != preferences.PAIR:
+            continue
+        sides = [
+            (facts["text_a"], facts["code_a"], facts["name_a"]),
+            (facts["text_b"], facts["code_b"], facts["name_b"]),
+        ]
+        chosen, rejected = sides if outcome.a_chosen else sides[::-1]
+        content = (facts["content"] or {}).get(facts["language"], {})
+        yield {
+            "item": facts["item_uid"],
+            "language": facts["language"],
+            "dimension": facts["dimension"],
+            "judge": judge,
+            "context": content.get("context", "") or "",
+            "prompt": content.get("prompt", "") or "",
+            "chosen": chosen[0],
+            "rejected": rejected[0],
+            "chosen_model": chosen[1],
+            "rejected_model": rejected[1],
+            "chosen_model_name": chosen[2],
+            "rejected_model_name": rejected[2],
+            "score": combined,
+        }
