@@ -76,6 +76,8 @@ class ChunkStore(OutcomeStore):
         self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-db")
         # After a flush that failed, its commit may still have happened: the next flush checks what it stored.
         self.verify_next_flush = False
+        self.held: list = []
+        self.refusal_blamed = ""
         self.gate = limits.SharedGate(
             limit=config.max_concurrency,
             rpm=config.rpm_limit,

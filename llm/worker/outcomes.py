@@ -23,6 +23,20 @@ from llm.worker.leases import FlushResult, Lease
 
 logger = logging.getLogger("llm.worker.runner")
 
+# While nothing in a run has been answered, this many different requests refused with the same 400 message mean
+# the endpoint's settings are wrong (a model name a server answers 400 for, a parameter it does not take), not the
+# prompts: the run stops with the provider's message and the items stay pending for Resume.
+SAME_REFUSALS = 3
+
+
+def same_refusals(held: list[CallOutcome]) -> list[CallOutcome]:
+    """Return the held refusals that share one message with at least ``SAME_REFUSALS`` others' (or [])."""
+    by_message: dict[str, list[CallOutcome]] = {}
+    for outcome in held:
+        by_message.setdefault(outcome.error, []).append(outcome)
+    group = max(by_message.values(), key=len, default=[])
+    return group if len(group) >= SAME_REFUSALS else []
+
 
 class OutcomeStore:
     """Store outcomes, renew leases and finish chunks; the database half of ``ChunkStore``.
@@ -41,13 +55,50 @@ class OutcomeStore:
     reservations: dict[tuple[int, int], Decimal]
     succeeded_here: int
     verify_next_flush: bool
+    # Refusals (400) held back while nothing in the run has been answered yet (see ``SAME_REFUSALS``).
+    held: list[CallOutcome]
+    refusal_blamed: str
 
     def _finish_chunk(self, chunk_id: int, now: object) -> None:
         RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
         if not RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).exists():
             run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
 
-    def flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
+    def _hold_refusals(self, outcomes: list[CallOutcome], *, settle: bool) -> list[CallOutcome]:
+        """Hold back 400 refusals until the run has an answer (then store them) or enough agree to blame the endpoint.
+
+        ``settle`` (nothing is in flight any more) stores what is held. Returns the outcomes to store now.
+        """
+        refused = [o for o in outcomes if o.error_kind == "bad_request" and not o.received]
+        for outcome in refused:
+            if self.refusal_blamed and outcome.error == self.refusal_blamed:
+                self._blame_endpoint(outcome, SAME_REFUSALS)
+        refused = [o for o in refused if o.error_kind == "bad_request"]
+        if not refused and not self.held:
+            return outcomes
+        answered = self.succeeded_here > 0 or any(o.received for o in outcomes) or self._run_has_replies()
+        if answered or settle:
+            outcomes, self.held = [*self.held, *outcomes], []
+            return outcomes
+        self.held = [*self.held, *refused]
+        outcomes = [o for o in outcomes if not (o.error_kind == "bad_request" and not o.received)]
+        group = same_refusals(self.held)
+        if group:
+            self.refusal_blamed = group[0].error
+            for outcome in group:
+                self._blame_endpoint(outcome, len(group))
+            outcomes, self.held = [*self.held, *outcomes], []
+        return outcomes
+
+    @staticmethod
+    def _blame_endpoint(outcome: CallOutcome, count: int) -> None:
+        outcome.error_kind = "config"
+        outcome.error = (
+            f"The first {count} different requests of this run were all refused with the same error, so the "
+            f"endpoint's settings (model name, key or parameters) are wrong, not the prompts: {outcome.error}"
+        )
+
+    def flush(self, outcomes: list[CallOutcome], finished_batches: tuple = (), settle: bool = True) -> FlushResult:
         """Store outcomes and renew leases in one transaction; report the run's status and any lost leases.
 
         If the database fails, this worker's bookkeeping is put back as it was, so that the same flush can run
@@ -56,11 +107,12 @@ class OutcomeStore:
         """
         leases = {chunk_id: lease.copy() for chunk_id, lease in self.leases.items()}
         calls = {cid: dataclasses.replace(self.calls[cid]) for cid in {o.spec.ident[1] for o in outcomes}}
-        lost, succeeded = set(self.lost), self.succeeded_here
+        lost, succeeded, held = set(self.lost), self.succeeded_here, list(self.held)
         try:
+            outcomes = self._hold_refusals(outcomes, settle=settle)
             result = self._flush(outcomes, finished_batches)
         except database.DATABASE_ERRORS:
-            self.leases, self.lost, self.succeeded_here = leases, lost, succeeded
+            self.leases, self.lost, self.succeeded_here, self.held = leases, lost, succeeded, held
             self.calls.update(calls)
             self.verify_next_flush = True
             raise

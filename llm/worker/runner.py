@@ -251,6 +251,10 @@ class RunWorker(ChunkStore):
                 result = task.result()
                 if isinstance(result, CallOutcome):
                     buffer.append(result)
+                    if result.endpoint_broken and not self.batch_mode:
+                        # The run fails with this error: send nothing more (the others' items stay pending).
+                        for other in list(inflight):
+                            other.cancel()
                 elif isinstance(result, BatchTaskResult):
                     buffer.extend(result.outcomes)
                     if result.finished:
@@ -290,11 +294,12 @@ class RunWorker(ChunkStore):
                     start(*claimed)
                 now = time.monotonic()
                 due = buffer and (now - last_flush >= self.flush_seconds or not inflight or len(buffer) >= 500)
-                due = due or (finished_batches and not inflight)
+                # An endpoint error stops the run: stored at once, so that requests in flight are cancelled.
+                due = due or ((finished_batches or self.held) and not inflight) or any(o.endpoint_broken for o in buffer)
                 if due or (self.leases and now - last_flush >= heartbeat_every):
                     batch, buffer[:] = list(buffer), []
                     finished, finished_batches[:] = tuple(finished_batches), []
-                    result = await self._db(self.flush, batch, finished)
+                    result = await self._db(self.flush, batch, finished, not inflight)
                     last_flush = time.monotonic()
                     if result.status != Run.Status.RUNNING:
                         stopping = self.stopping = True
@@ -306,7 +311,7 @@ class RunWorker(ChunkStore):
                             provider_cancelled = True
                             await self._batches_cancel(executor)
                     continue
-                if not inflight and not buffer and not finished_batches:
+                if not inflight and not buffer and not finished_batches and not self.held:
                     if stopping:
                         break
                     if now < next_state_check:
