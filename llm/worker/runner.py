@@ -295,7 +295,9 @@ class RunWorker(ChunkStore):
                 now = time.monotonic()
                 due = buffer and (now - last_flush >= self.flush_seconds or not inflight or len(buffer) >= 500)
                 # An endpoint error stops the run: stored at once, so that requests in flight are cancelled.
-                due = due or ((finished_batches or self.held) and not inflight) or any(o.endpoint_broken for o in buffer)
+                due = (
+                    due or ((finished_batches or self.held) and not inflight) or any(o.endpoint_broken for o in buffer)
+                )
                 if due or (self.leases and now - last_flush >= heartbeat_every):
                     batch, buffer[:] = list(buffer), []
                     finished, finished_batches[:] = tuple(finished_batches), []

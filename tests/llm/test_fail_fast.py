@@ -29,12 +29,14 @@ def test_an_unknown_model_answered_with_400_fails_the_run_after_a_few_calls_with
     assert run.status == Run.Status.FAILED
     assert "Invalid model name passed in model=gpt-no-such-model" in run.error
     assert "settings" in run.error
-    assert RunItem.objects.filter(run=run, status=RunItem.Status.PENDING).count() == 60, list(RunItem.objects.filter(run=run).exclude(status="pending").values_list("status", "error"))[:3]
+    assert RunItem.objects.filter(run=run, status=RunItem.Status.PENDING).count() == 60, list(
+        RunItem.objects.filter(run=run).exclude(status="pending").values_list("status", "error")
+    )[:3]
     assert run.failed == 0
     assert simulator.stats()["requests"] < 30, "the run stopped after a few calls, not after all 60"
-    assert set(LLMCall.objects.filter(endpoint=run.endpoint).exclude(error_kind="").values_list(
-        "error_kind", flat=True
-    )) == {LLMCall.ErrorKind.CONFIG}
+    assert set(
+        LLMCall.objects.filter(endpoint=run.endpoint).exclude(error_kind="").values_list("error_kind", flat=True)
+    ) == {LLMCall.ErrorKind.CONFIG}
 
 
 def test_resuming_once_the_server_takes_the_settings_finishes_the_run_billing_each_once(
@@ -71,8 +73,10 @@ def test_different_refusals_of_a_few_prompts_fail_only_those_items(transactional
 
 def test_the_same_refusal_after_the_run_has_answers_fails_only_the_items(transactional_db, make_endpoint, simulator):
     good = mcq_prompts(4)
-    bad = [{"key": f"b{i}", "messages": [{"role": "user", "content": f"x{i}"}], "params": {"max_tokens": -1}}
-           for i in range(5)]
+    bad = [
+        {"key": f"b{i}", "messages": [{"role": "user", "content": f"x{i}"}], "params": {"max_tokens": -1}}
+        for i in range(5)
+    ]
     endpoint = make_endpoint("sim-echo", max_concurrency=1)
     work(plan(endpoint, good))  # the endpoint has answered before: its settings work
     run = work(plan(endpoint, good + bad))
