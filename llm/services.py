@@ -17,7 +17,7 @@ from llm import collection, lifecycle, parsers, planning, selectors
 from llm.bulk import insert_rows
 from llm.calls import build_request, request_hash
 from llm.executor import CallSpec, execute_all
-from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunChunk, RunItem
+from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunBatch, RunChunk, RunItem
 from llm.recording import CallState, KeyProblem, endpoint_config, merge_outcome, outcome_cost, parse_cached
 
 # Starting or resuming a run queues its workers: the one import of the worker package from here (it never
@@ -437,6 +437,8 @@ def run_resume(*, run: Run) -> Run:
     run.finished_at = None
     run.heartbeat_at = timezone.now()
     run.pause_reason = Run.PauseReason.NONE
+    # Chunks waiting for their batches are polled at once.
+    run.chunks.filter(poll_after__isnull=False).update(poll_after=None)
     run = lifecycle.run_transition_locked(
         run=run, to=Run.Status.QUEUED, fields=("error", "finished_at", "heartbeat_at", "pause_reason")
     )
@@ -478,7 +480,12 @@ def run_cancel(*, run: Run) -> Run:
     if not run.can_become(Run.Status.CANCELLED):
         raise ValidationError(_("This run is already %(status)s.") % {"status": run.get_status_display()})
     run.finished_at = timezone.now()
-    return lifecycle.run_transition_locked(run=run, to=Run.Status.CANCELLED)
+    run = lifecycle.run_transition_locked(run=run, to=Run.Status.CANCELLED)
+    if run.is_batch and run.batches.filter(status__in=RunBatch.OPEN).exists():
+        # A worker cancels them at the provider and gives back what they reserved (none may be following them).
+        run_id = run.pk
+        transaction.on_commit(lambda: worker_tasks.run_work.enqueue(run_id))
+    return run
 
 
 def run_collect_again(*, run: Run) -> Run:

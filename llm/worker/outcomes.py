@@ -49,6 +49,7 @@ class OutcomeStore:
     run_id: int
     owner: str
     lease_seconds: float
+    poll_seconds: float
     leases: dict[int, Lease]
     lost: set[int]
     calls: dict[int, CallState]
@@ -98,7 +99,9 @@ class OutcomeStore:
             f"endpoint's settings (model name, key or parameters) are wrong, not the prompts: {outcome.error}"
         )
 
-    def flush(self, outcomes: list[CallOutcome], finished_batches: tuple = (), settle: bool = True) -> FlushResult:
+    def flush(
+        self, outcomes: list[CallOutcome], finished_batches: tuple = (), settle: bool = True, parking: tuple = ()
+    ) -> FlushResult:
         """Store outcomes and renew leases in one transaction; report the run's status and any lost leases.
 
         If the database fails, this worker's bookkeeping is put back as it was, so that the same flush can run
@@ -110,7 +113,7 @@ class OutcomeStore:
         lost, succeeded, held = set(self.lost), self.succeeded_here, list(self.held)
         try:
             outcomes = self._hold_refusals(outcomes, settle=settle)
-            result = self._flush(outcomes, finished_batches)
+            result = self._flush(outcomes, finished_batches, parking)
         except database.DATABASE_ERRORS:
             self.leases, self.lost, self.succeeded_here, self.held = leases, lost, succeeded, held
             self.calls.update(calls)
@@ -133,7 +136,7 @@ class OutcomeStore:
         stored = RunItem.objects.filter(pk__in=list(first_items)).exclude(status=RunItem.Status.PENDING)
         return {first_items[pk] for pk in stored.values_list("pk", flat=True)}
 
-    def _flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
+    def _flush(self, outcomes: list[CallOutcome], finished_batches: tuple = (), parking: tuple = ()) -> FlushResult:
         with transaction.atomic():
             now = timezone.now()
             expires = now + timedelta(seconds=self.lease_seconds)
@@ -232,11 +235,27 @@ class OutcomeStore:
                 if not self.leases[chunk_id].items_left_pending:
                     del self.leases[chunk_id]
                     self._finish_chunk(chunk_id, now)
+            for chunk_id in parking:
+                self._park(chunk_id, now)
             status, budget, pool_budget = Run.objects.values_list("status", "budget", "budget_pool__budget").get(
                 pk=self.run_id
             )
             self.budgeted = budget is not None or pool_budget is not None
             return FlushResult(status=status, lost=set(self.lost))
+
+    def _park(self, chunk_id: int, now: object) -> None:
+        """Give back a chunk whose batches are under way at the provider until its next poll."""
+        lease = self.leases.pop(chunk_id, None)
+        if lease is None:
+            return
+        RunChunk.objects.filter(
+            pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=lease.token
+        ).update(
+            status=RunChunk.Status.PENDING,
+            lease_owner="",
+            lease_expires_at=None,
+            poll_after=now + timedelta(seconds=self.poll_seconds),
+        )
 
     def _endpoint_broken(self, outcome: CallOutcome) -> bool:
         if outcome.endpoint_broken:
