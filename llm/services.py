@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from llm import collection, lifecycle, parsers, planning, selectors
+from llm import collection, lifecycle, parsers, planning, probe, selectors
 from llm.bulk import insert_rows
 from llm.calls import build_request, request_hash
 from llm.executor import CallSpec, execute_all
@@ -32,6 +32,7 @@ ENDPOINT_FIELDS = (
     "api_key_env",
     "temperature",
     "max_tokens",
+    "token_parameter",
     "seed",
     "reasoning_effort",
     "price_input_per_mtok",
@@ -117,6 +118,35 @@ class ConnectionReport:
     error_kind: str = ""
     reply: str = ""
     call_id: int | None = None
+    capabilities: dict | None = None
+
+
+# Failures that leave nothing else to probe: the server, or the key, is not there.
+UNPROBED = {"connection", "timeout", "auth", "invalid_response", "missing_key", "key_not_allowed"}
+
+
+def endpoint_probe(*, endpoint: Endpoint) -> ConnectionReport:
+    """Test the connection, then probe what the endpoint supports (``llm.probe``) and store it on the endpoint with
+    the date, and the token-limit parameter the model takes."""
+    report = endpoint_test_connection(endpoint=endpoint)
+    if report.error_kind in UNPROBED:
+        return report
+    config = endpoint_config(endpoint, timeout=min(endpoint.timeout_seconds, 30.0), max_retries=0)
+    capabilities = probe.capabilities_probe(endpoint, config)
+    parameter = capabilities["token_parameter"]
+    with transaction.atomic():
+        Endpoint.objects.filter(pk=endpoint.pk).update(
+            capabilities=capabilities, probed_at=timezone.now(), token_parameter=parameter
+        )
+    changed = parameter != endpoint.token_parameter
+    endpoint.refresh_from_db()
+    report.capabilities = capabilities
+    if changed and endpoint.api_style == Endpoint.ApiStyle.CHAT and capabilities["chat"]["ok"]:
+        report.ok, report.error_kind = True, ""
+        report.message = _(
+            "Connected: the model takes %(parameter)s for the token limit; the endpoint sends it from now on."
+        ) % {"parameter": parameter}
+    return report
 
 
 def endpoint_test_connection(*, endpoint: Endpoint) -> ConnectionReport:
@@ -131,7 +161,7 @@ def endpoint_test_connection(*, endpoint: Endpoint) -> ConnectionReport:
             model=endpoint.model,
             defaults=endpoint.default_params(),
             messages=[{"role": "user", "content": "Reply with the single word OK."}],
-            params={"max_tokens": max(endpoint.max_tokens or 0, 16)},
+            params={endpoint.token_parameter: max(endpoint.max_tokens or 0, 16)},
         )
         parser = None
     else:
@@ -326,6 +356,11 @@ def _run_new(
         raise ValidationError({"parser": str(exc).strip('"')}) from exc
     if not endpoint.is_active:
         raise ValidationError({"endpoint": _("This endpoint is switched off.")})
+    refusal = probe.run_refusal(
+        endpoint, batch=endpoint.batch_default if batch is None else bool(batch), parser=parser
+    )
+    if refusal:
+        raise ValidationError({"endpoint": refusal})
     run = Run(
         name=name,
         purpose=purpose,

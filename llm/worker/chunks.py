@@ -83,6 +83,9 @@ class ChunkStore(OutcomeStore):
         self.verify_next_flush = False
         self.held: list = []
         self.refusal_blamed = ""
+        self.usage_seen: dict[int, set[int]] = {}
+        self.usage_warned = False
+        self.warned: set[str] = set()
         self.gate = limits.SharedGate(
             limit=config.max_concurrency,
             rpm=config.rpm_limit,
@@ -387,6 +390,9 @@ class ChunkStore(OutcomeStore):
 
     def warn(self, code: str, message: str) -> None:
         """Add a warning to the run, once per code (in the caller's transaction)."""
+        if code in self.warned:
+            return
+        self.warned.add(code)
         run = Run.objects.select_for_update().only("warnings").get(pk=self.run_id)
         if any(w.get("code") == code for w in run.warnings):
             return

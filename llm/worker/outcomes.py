@@ -59,6 +59,9 @@ class OutcomeStore:
     # Refusals (400) held back while nothing in the run has been answered yet (see ``SAME_REFUSALS``).
     held: list[CallOutcome]
     refusal_blamed: str
+    # {prompt tokens reported: prompt lengths (in steps of 200 characters) seen with that count}
+    usage_seen: dict[int, set[int]]
+    usage_warned: bool
 
     def _finish_chunk(self, chunk_id: int, now: object) -> None:
         RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
@@ -208,6 +211,7 @@ class OutcomeStore:
                             "finished_at": now,
                         }
                     )
+            self._check_usage(outcomes)
             update_rows(LLMCall, calls, CALL_OUTCOME_FIELDS)
             update_rows(RunItem, items, ["status", "result", "error", "cost", "finished_at"])
             for chunk_id, amount in released.items():
@@ -242,6 +246,30 @@ class OutcomeStore:
             )
             self.budgeted = budget is not None or pool_budget is not None
             return FlushResult(status=status, lost=set(self.lost))
+
+    def _check_usage(self, outcomes: list[CallOutcome]) -> None:
+        """Warn on the run, once, when the provider's usage counts cannot be what it bills: 0 prompt tokens, or the
+        same count for prompts of very different lengths (costs are computed from them, so they are not trusted)."""
+        for outcome in outcomes:
+            if not outcome.received:
+                continue
+            if outcome.input_tokens == 0:
+                self.warn(
+                    "usage_zero",
+                    "The provider reported 0 prompt tokens for a reply: the costs shown come from its usage counts "
+                    "and are too low. Check the spend at the provider.",
+                )
+                continue
+            length = len(str(outcome.spec.request.get("messages") or outcome.spec.request.get("prompt") or ""))
+            self.usage_seen.setdefault(outcome.input_tokens, set()).add(length // 200)
+        constant = len(self.usage_seen) == 1 and len(next(iter(self.usage_seen.values()))) >= 3
+        if constant and not self.usage_warned:
+            self.usage_warned = True
+            self.warn(
+                "usage_constant",
+                f"The provider reports {next(iter(self.usage_seen))} prompt tokens for prompts of very different "
+                f"lengths: its usage counts look constant, so the costs shown are not to be trusted.",
+            )
 
     def _park(self, chunk_id: int, now: object) -> None:
         """Give back a chunk whose batches are under way at the provider until its next poll."""

@@ -360,7 +360,7 @@ class RunWorker(ChunkStore):
                         break
                     if self.park and waiting == unfinished:
                         # Every chunk left waits for its batch: a task queued for the next poll carries on.
-                        self.poll_later(self.run_id, poll_at)
+                        await self._db(self.poll_later, self.run_id, poll_at)
                         break
                     # Other workers hold the remaining chunks: wait, and take over any whose lease expires.
                     more_chunks = True

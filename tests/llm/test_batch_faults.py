@@ -6,6 +6,7 @@ instead of sleeping on it.
 These tests commit (the runner writes through its own database connection), so they use ``transactional_db``.
 """
 
+import time
 from datetime import timedelta
 from decimal import Decimal
 
@@ -145,3 +146,21 @@ def _config(endpoint):
     from llm.recording import endpoint_config
 
     return endpoint_config(endpoint)
+
+
+def test_the_poll_after_a_given_back_chunk_stores_its_batch_results_once(
+    transactional_db, make_endpoint, batch_sim, settings
+):
+    settings.LLM_BATCH_POLL_SECONDS = 30
+    batch_sim.configure(batch_delay_ms=300)
+    run = plan(make_endpoint("sim-mcq-acc90", **PRICES), 25)
+    run = work(run, poll_later=lambda run_id, when: None)
+    assert run.status == Run.Status.RUNNING, run.error
+    time.sleep(0.4)  # the simulator's batches are due
+    RunChunk.objects.filter(run=run).update(poll_after=timezone.now() - timedelta(seconds=1))
+    run = work(run, poll_later=lambda run_id, when: None)
+    assert run.status == Run.Status.DONE, run.error
+    assert (run.done, run.failed) == (25, 0)
+    stats = batch_sim.stats()
+    assert (stats["batches"], stats["requests"], stats["billable"], stats["duplicate_billed_keys"]) == (3, 0, 25, 0)
+    assert_nothing_left_open(run)
