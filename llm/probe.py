@@ -11,6 +11,7 @@ import dataclasses
 import uuid
 
 import openai
+from django.utils.translation import gettext as _
 
 from llm import parsers
 from llm.calls import CHAT, COMPLETIONS, build_request
@@ -138,15 +139,14 @@ def run_refusal(endpoint: Endpoint, *, batch: bool, parser: str) -> str:
     when = endpoint.probed_at.date().isoformat() if endpoint.probed_at else ""
     needs_logprobs = parser == "logprobs" or endpoint.api_style == COMPLETIONS
     if needs_logprobs and capabilities.get("logprobs", {}).get("ok") is False:
-        return (
-            f"This endpoint does not return prompt log-probabilities (Test connection on {when}: "
-            f"{capabilities['logprobs'].get('message', '')}), so log-probability scoring would give chance-level "
-            f"scores. Use letter choice with shuffled options (chat style, parser mcq_letter), or an endpoint that "
-            f"echoes prompt log-probabilities (vLLM)."
-        )
+        return _(
+            "This endpoint does not return prompt log-probabilities (Test connection on %(date)s: %(reason)s), so "
+            "log-probability scoring would give chance-level scores. Use letter choice with shuffled options (chat "
+            "style, parser mcq_letter), or an endpoint that echoes prompt log-probabilities (vLLM)."
+        ) % {"date": when, "reason": capabilities["logprobs"].get("message", "")}
     if batch and capabilities.get("batch", {}).get("ok") is False:
-        return (
-            f"This endpoint has no Files and Batches API (Test connection on {when}: "
-            f"{capabilities['batch'].get('message', '')}). Send the run as live calls."
-        )
+        return _(
+            "This endpoint has no Files and Batches API (Test connection on %(date)s: %(reason)s). Send the run as "
+            "live calls."
+        ) % {"date": when, "reason": capabilities["batch"].get("message", "")}
     return ""
