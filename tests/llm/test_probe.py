@@ -44,7 +44,7 @@ def test_the_probe_flags_usage_reported_as_zero_and_a_server_without_batches(mak
     endpoint.refresh_from_db()
     usage = endpoint.capabilities["usage"]
     assert usage["ok"] is False and "0 prompt tokens" in usage["message"]
-    assert endpoint.capabilities["batch"] == {"ok": False, "message": "HTTP 404 from /v1/files"}
+    assert endpoint.capabilities["batch"] == {"ok": False, "message": "HTTP 404 from /v1/batches"}
     with pytest.raises(ValidationError, match="no Files and Batches API"):
         services.run_create(endpoint=endpoint, prompts=mcq_prompts(2), parser="text", name="b", batch=True)
     assert services.run_create(endpoint=endpoint, prompts=mcq_prompts(2), parser="text", name="l", start=False)
