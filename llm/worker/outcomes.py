@@ -80,8 +80,9 @@ class OutcomeStore:
         refused = [o for o in refused if o.error_kind == "bad_request"]
         if not refused and not self.held:
             return outcomes
-        answered = self.succeeded_here > 0 or any(o.received for o in outcomes) or self._run_has_replies()
-        if answered or settle:
+        # A reply from the cache counts too: this endpoint's settings were answered before.
+        answered = self.succeeded_here > 0 or any(o.received for o in outcomes) or self._run_has_done()
+        if answered:
             outcomes, self.held = [*self.held, *outcomes], []
             return outcomes
         self.held = [*self.held, *refused]
@@ -91,6 +92,7 @@ class OutcomeStore:
             self.refusal_blamed = group[0].error
             for outcome in group:
                 self._blame_endpoint(outcome, len(group))
+        if group or settle:
             outcomes, self.held = [*self.held, *outcomes], []
         return outcomes
 
@@ -290,6 +292,9 @@ class OutcomeStore:
             return True
         # Unreachable before anything ever came back: the base URL is wrong, not this one request.
         return outcome.error_kind == "connection" and self.succeeded_here == 0 and not self._run_has_replies()
+
+    def _run_has_done(self) -> bool:
+        return Run.objects.filter(pk=self.run_id, done__gt=0).exists()
 
     def _run_has_replies(self) -> bool:
         run = Run.objects.only("done", "cached").get(pk=self.run_id)

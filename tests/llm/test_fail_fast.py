@@ -82,3 +82,12 @@ def test_the_same_refusal_after_the_run_has_answers_fails_only_the_items(transac
     run = work(plan(endpoint, good + bad))
     assert run.status == Run.Status.DONE
     assert (run.done, run.failed) == (4, 5)
+
+
+def test_an_unknown_model_answered_with_400_fails_the_run_even_when_every_request_fits_in_one_wave(
+    transactional_db, make_endpoint, simulator
+):
+    simulator.configure(unknown_model_status=400)
+    run = work(plan(make_endpoint("gpt-no-such-model", max_concurrency=16), mcq_prompts(5)))
+    assert run.status == Run.Status.FAILED and run.failed == 0
+    assert RunItem.objects.filter(run=run, status=RunItem.Status.PENDING).count() == 5
