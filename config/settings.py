@@ -266,6 +266,9 @@ LLM_WORKER_DB_RETRY_SECONDS = float(os.environ.get("LLM_WORKER_DB_RETRY_SECONDS"
 LLM_API_KEY_ENV_PATTERN = os.environ.get("LLM_API_KEY_ENV_PATTERN", r"^[A-Z][A-Z0-9_]*_API_KEY$")
 # How often a worker asks the provider whether a run's batch is done (batch mode).
 LLM_BATCH_POLL_SECONDS = float(os.environ.get("LLM_BATCH_POLL_SECONDS", "30"))
+# How many times a worker calls the provider's Files or Batches API (upload, create, poll, download, cancel) before
+# it gives up on the batch: its requests then go live or the run fails, as the run says.
+LLM_BATCH_API_ATTEMPTS = int(os.environ.get("LLM_BATCH_API_ATTEMPTS", "5"))
 # One log line per HTTP request would drown the worker's log; errors are recorded on the calls instead.
 LOGGING.setdefault("loggers", {}).update(
     {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "httpcore", "openai")}

@@ -51,7 +51,7 @@ class EndpointViewSet(
     @action(detail=True, methods=["post"])
     def test(self, request: Request, pk: str | None = None) -> Response:
         """Send one tiny request to the endpoint and report latency or the error."""
-        report = services.endpoint_test_connection(endpoint=self.get_object())
+        report = services.endpoint_probe(endpoint=self.get_object())
         return Response(ConnectionReportSerializer(report).data)
 
 

@@ -87,7 +87,7 @@ def rough_request_cost(request: dict, *, price_input: Decimal, price_output: Dec
         chars = sum(len(str(m.get("content", ""))) for m in request["messages"] if isinstance(m, dict))
     else:
         chars = len(str(request.get("prompt", "")))
-    max_tokens = request.get("max_tokens")
+    max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
     output = DEFAULT_EXPECTED_OUTPUT_TOKENS if max_tokens is None else int(max_tokens)
     return call_cost(
         input_tokens=chars // CHARS_PER_TOKEN + 1,

@@ -25,7 +25,16 @@ from llm.parsers import REPLY_MAX_DEPTH, Parser
 
 TRANSIENT = {"rate_limited", "server_error", "timeout", "connection", "other_transient"}
 # Errors that say the endpoint itself is wrong, not this one request: a run stops at the first one.
-ENDPOINT_ERRORS = {"auth", "not_found", "invalid_response", "missing_key", "key_not_allowed"}
+ENDPOINT_ERRORS = {"auth", "not_found", "invalid_response", "missing_key", "key_not_allowed", "config"}
+# Error codes of a 400 that are about the endpoint's settings (model, key, parameter names), never one prompt's content.
+CONFIG_CODES = {
+    "model_not_found",
+    "invalid_model",
+    "unknown_model",
+    "invalid_api_key",
+    "unsupported_parameter",
+    "unsupported_value",
+}
 RAW_EXCERPT_CHARS = 2000
 
 
@@ -164,6 +173,13 @@ def _text_of(body: object, limit: int = 500) -> str:
     return " ".join(text.split())[:limit]
 
 
+def error_code(body: object) -> str:
+    """Return the ``code`` of an OpenAI-style error body (``{"error": {"code": ...}}``), "" if there is none."""
+    error = body.get("error", body) if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else ""
+
+
 def _causes(exc: BaseException) -> list[BaseException]:
     """Return the chain of exceptions behind ``exc`` (its cause, the cause's cause, ...)."""
     chain: list[BaseException] = []
@@ -202,6 +218,13 @@ def classify_exception(exc: BaseException, *, base_url: str) -> Failure:
             return Failure(
                 "not_found",
                 f"Not found (404): {provider} (check the model name and that the base URL ends in /v1).",
+                status,
+            )
+        if status in (400, 422) and error_code(exc.body) in CONFIG_CODES:
+            return Failure(
+                "config",
+                f"The endpoint's settings are refused ({status} {error_code(exc.body)}): {provider} (check the model "
+                f"name, the key and the parameters the endpoint sends).",
                 status,
             )
         if status in (400, 413, 422):

@@ -19,6 +19,17 @@ class EndpointForm(forms.ModelForm):
         fields = list(ENDPOINT_FIELDS)
         widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        # Test connection detects it; left out, it keeps its value (max_tokens for a new endpoint).
+        self.fields["token_parameter"].required = False
+
+    def clean_token_parameter(self) -> str:
+        chosen = self.cleaned_data.get("token_parameter")
+        if chosen:
+            return chosen
+        return self.instance.token_parameter if self.instance.pk else Endpoint.TokenParameter.MAX_TOKENS
+
 
 class RunFilterForm(forms.Form):
     status = forms.ChoiceField(

@@ -15,8 +15,8 @@ class EndpointSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Endpoint
-        fields = ["id", *ENDPOINT_FIELDS, "api_key_set", "created_at", "updated_at"]
-        read_only_fields = ["id", "api_key_set", "created_at", "updated_at"]
+        fields = ["id", *ENDPOINT_FIELDS, "api_key_set", "capabilities", "probed_at", "created_at", "updated_at"]
+        read_only_fields = ["id", "api_key_set", "capabilities", "probed_at", "created_at", "updated_at"]
 
     def get_api_key_set(self, endpoint: Endpoint) -> bool:
         return api_key_env_status(endpoint.api_key_env, os.environ) == "set"
@@ -29,6 +29,7 @@ class ConnectionReportSerializer(serializers.Serializer):
     error_kind = serializers.CharField()
     reply = serializers.CharField()
     call_id = serializers.IntegerField(allow_null=True)
+    capabilities = serializers.JSONField(allow_null=True)
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -65,6 +66,7 @@ class RunSerializer(serializers.ModelSerializer):
             "reserved",
             "pause_reason",
             "error",
+            "warnings",
             "progress",
             "created_by",
             "created_at",

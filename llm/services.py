@@ -13,11 +13,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from llm import collection, lifecycle, parsers, planning, selectors
+from llm import collection, lifecycle, parsers, planning, probe, selectors
 from llm.bulk import insert_rows
 from llm.calls import build_request, request_hash
 from llm.executor import CallSpec, execute_all
-from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunChunk, RunItem
+from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunBatch, RunChunk, RunItem
 from llm.recording import CallState, KeyProblem, endpoint_config, merge_outcome, outcome_cost, parse_cached
 
 # Starting or resuming a run queues its workers: the one import of the worker package from here (it never
@@ -32,6 +32,7 @@ ENDPOINT_FIELDS = (
     "api_key_env",
     "temperature",
     "max_tokens",
+    "token_parameter",
     "seed",
     "reasoning_effort",
     "price_input_per_mtok",
@@ -119,6 +120,35 @@ class ConnectionReport:
     error_kind: str = ""
     reply: str = ""
     call_id: int | None = None
+    capabilities: dict | None = None
+
+
+# Failures that leave nothing else to probe: the server, or the key, is not there.
+UNPROBED = {"connection", "timeout", "auth", "invalid_response", "missing_key", "key_not_allowed"}
+
+
+def endpoint_probe(*, endpoint: Endpoint) -> ConnectionReport:
+    """Test the connection, then probe what the endpoint supports (``llm.probe``) and store it on the endpoint with
+    the date, and the token-limit parameter the model takes."""
+    report = endpoint_test_connection(endpoint=endpoint)
+    if report.error_kind in UNPROBED:
+        return report
+    config = endpoint_config(endpoint, timeout=min(endpoint.timeout_seconds, 30.0), max_retries=0)
+    capabilities = probe.capabilities_probe(endpoint, config)
+    parameter = capabilities["token_parameter"]
+    with transaction.atomic():
+        Endpoint.objects.filter(pk=endpoint.pk).update(
+            capabilities=capabilities, probed_at=timezone.now(), token_parameter=parameter
+        )
+    changed = parameter != endpoint.token_parameter
+    endpoint.refresh_from_db()
+    report.capabilities = capabilities
+    if changed and endpoint.api_style == Endpoint.ApiStyle.CHAT and capabilities["chat"]["ok"]:
+        report.ok, report.error_kind = True, ""
+        report.message = _(
+            "Connected: the model takes %(parameter)s for the token limit; the endpoint sends it from now on."
+        ) % {"parameter": parameter}
+    return report
 
 
 def endpoint_test_connection(*, endpoint: Endpoint) -> ConnectionReport:
@@ -133,7 +163,7 @@ def endpoint_test_connection(*, endpoint: Endpoint) -> ConnectionReport:
             model=endpoint.model,
             defaults=endpoint.default_params(),
             messages=[{"role": "user", "content": "Reply with the single word OK."}],
-            params={"max_tokens": max(endpoint.max_tokens or 0, 16)},
+            params={endpoint.token_parameter: max(endpoint.max_tokens or 0, 16)},
         )
         parser = None
     else:
@@ -328,6 +358,11 @@ def _run_new(
         raise ValidationError({"parser": str(exc).strip('"')}) from exc
     if not endpoint.is_active:
         raise ValidationError({"endpoint": _("This endpoint is switched off.")})
+    refusal = probe.run_refusal(
+        endpoint, batch=endpoint.batch_default if batch is None else bool(batch), parser=parser
+    )
+    if refusal:
+        raise ValidationError({"endpoint": refusal})
     run = Run(
         name=name,
         purpose=purpose,
@@ -439,6 +474,8 @@ def run_resume(*, run: Run) -> Run:
     run.finished_at = None
     run.heartbeat_at = timezone.now()
     run.pause_reason = Run.PauseReason.NONE
+    # Chunks waiting for their batches are polled at once.
+    run.chunks.filter(poll_after__isnull=False).update(poll_after=None)
     run = lifecycle.run_transition_locked(
         run=run, to=Run.Status.QUEUED, fields=("error", "finished_at", "heartbeat_at", "pause_reason")
     )
@@ -480,7 +517,12 @@ def run_cancel(*, run: Run) -> Run:
     if not run.can_become(Run.Status.CANCELLED):
         raise ValidationError(_("This run is already %(status)s.") % {"status": run.get_status_display()})
     run.finished_at = timezone.now()
-    return lifecycle.run_transition_locked(run=run, to=Run.Status.CANCELLED)
+    run = lifecycle.run_transition_locked(run=run, to=Run.Status.CANCELLED)
+    if run.is_batch and run.batches.filter(status__in=RunBatch.OPEN).exists():
+        # A worker cancels them at the provider and gives back what they reserved (none may be following them).
+        run_id = run.pk
+        transaction.on_commit(lambda: worker_tasks.run_work.enqueue(run_id))
+    return run
 
 
 def run_collect_again(*, run: Run) -> Run:

@@ -267,7 +267,7 @@ def endpoint_edit(request: HttpRequest, pk: int | None = None) -> HttpResponse:
 @require_POST
 def endpoint_test(request: HttpRequest, pk: int) -> HttpResponse:
     endpoint = get_object_or_404(Endpoint, pk=pk)
-    report = services.endpoint_test_connection(endpoint=endpoint)
+    report = services.endpoint_probe(endpoint=endpoint)
     context = {"endpoint": endpoint, "report": report}
     if request.htmx:
         return render(request, "llm/endpoint_list.html#test-result", context)

@@ -8,6 +8,11 @@ one endpoint, then the same N prompts in batch mode on a second endpoint of the 
 answer them), with batch prices at half the live ones as major providers charge. Prints both spends, taken from the
 runs (tokens the simulator reported, priced as stored on the calls), and ``batch cost / live cost``. Exit status 1
 if the simulator billed any request twice, missed one, or either run did not finish.
+
+Then, on the same single worker, a live run of ``--live-n`` prompts on an idle worker and again while a batch run
+waits ``--open-batch-minutes`` at the simulator: ``live run during an open batch: X of idle time`` (goal <= 1.2: the
+open batch is polled by short tasks queued for later, never by a worker waiting on it). The batch run is then
+cancelled: its batches must end cancelled at the simulator, with nothing left reserved.
 """
 
 import argparse
@@ -34,6 +39,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--latency-ms", type=float, default=50.0, help="simulated live latency (default 50)")
     parser.add_argument("--batch-delay-ms", type=float, default=1000.0, help="when a batch completes (default 1000)")
     parser.add_argument("--chunk-size", type=int, default=100, help="items per chunk, one batch each (default 100)")
+    parser.add_argument("--live-n", type=int, default=100, help="prompts of the live run beside a batch (default 100)")
+    parser.add_argument("--open-batch-minutes", type=float, default=10.0, help="how long the open batch waits")
     return parser.parse_args()
 
 
@@ -45,7 +52,7 @@ def main() -> int:
     env["DEBUG"] = "0"
     env["SECURE_SSL_REDIRECT"] = "0"
     env["LOG_LEVEL"] = "WARNING"
-    env["LLM_BATCH_POLL_SECONDS"] = "0.2"
+    env["LLM_BATCH_POLL_SECONDS"] = "2"
     env.setdefault("DATABASE_URL", f"sqlite:///{tmp / 'bench.sqlite3'}")
     os.environ.update(env)
     python = sys.executable
@@ -91,11 +98,11 @@ def main() -> int:
             for i in range(args.n)
         ]
 
-        def finished_run(label: str, *, batch: bool) -> tuple[float, Run]:
+        def finished_run(label: str, *, batch: bool, items: list | None = None) -> tuple[float, Run]:
             started = time.monotonic()
             run = services.run_create(
                 endpoint=endpoint(label),
-                prompts=prompts,
+                prompts=items or prompts,
                 parser="text",
                 name=f"bench batch {tag} {label}",
                 chunk_size=args.chunk_size,
@@ -140,7 +147,8 @@ def main() -> int:
         )
         ratio = batched.spent / live.spent if live.spent else 0
         print(f"batch cost / live cost: {ratio:.2f}")
-        ok = (
+        beside_ok = live_beside_open_batch(args, tag, endpoint, finished_run, simulator)
+        ok = beside_ok and (
             live.status == batched.status == Run.Status.DONE
             and live.done == batched.done == args.n
             and live_stats["billable"] == stats["billable"] == args.n
@@ -149,6 +157,68 @@ def main() -> int:
         return 0 if ok else 1
     finally:
         stop(processes, tmp)
+
+
+def live_beside_open_batch(
+    args: argparse.Namespace, tag: str, endpoint: object, finished_run: object, simulator: object
+) -> bool:
+    """Time a live run on an idle worker and beside a batch run waiting at the simulator; cancel the batch run."""
+    from llm import services
+    from llm.models import Run, RunBatch
+
+    def live_prompts(label: str) -> list[dict]:
+        return [
+            {
+                "key": f"{label}{i}",
+                "messages": [{"role": "user", "content": f"Bench {tag} {label} {i}: I lost my job."}],
+            }
+            for i in range(args.live_n)
+        ]
+
+    idle_seconds, idle = finished_run("idle", batch=False, items=live_prompts("idle"))
+    simulator("/_sim/config", json.dumps({"batch_delay_ms": args.open_batch_minutes * 60_000}).encode())
+    waiting = services.run_create(
+        endpoint=endpoint("open-batch"),
+        prompts=live_prompts("batch"),
+        parser="text",
+        name=f"bench open batch {tag}",
+        chunk_size=50,
+        batch=True,
+    )
+    deadline = time.monotonic() + 60
+    submitted = RunBatch.objects.filter(run=waiting, status=RunBatch.Status.SUBMITTED)
+    while submitted.count() < waiting.chunks.count():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the batch run's batches were not created within 60 s")
+        time.sleep(0.05)
+    busy_seconds, busy = finished_run("beside", batch=False, items=live_prompts("beside"))
+    waiting.refresh_from_db()
+    still_open = waiting.status == Run.Status.RUNNING and submitted.count() == waiting.chunks.count()
+    services.run_cancel(run=waiting)
+    deadline = time.monotonic() + 60
+    while RunBatch.objects.filter(run=waiting, status__in=RunBatch.OPEN).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    waiting.refresh_from_db()
+    stats = simulator("/_sim/stats")
+    ratio = busy_seconds / idle_seconds
+    print(
+        f"live run idle       {idle_seconds:.2f} s, {idle.status}: {idle.done} done ({args.live_n} prompts, 1 worker)"
+    )
+    print(
+        f"live run beside     {busy_seconds:.2f} s, {busy.status}: {busy.done} done, while a batch run waited "
+        f"{args.open_batch_minutes:g} min at the simulator ({'still open' if still_open else 'NOT open'})"
+    )
+    print(
+        f"after cancelling    batches at the simulator {stats['batches_by_status']}, open rows "
+        f"{RunBatch.objects.filter(run=waiting, status__in=RunBatch.OPEN).count()}, reserved {waiting.reserved}"
+    )
+    print(f"live run during an open batch: {ratio:.2f} of idle time")
+    return (
+        idle.status == busy.status == Run.Status.DONE
+        and still_open
+        and not RunBatch.objects.filter(run=waiting, status__in=RunBatch.OPEN).exists()
+        and waiting.reserved == 0
+    )
 
 
 if __name__ == "__main__":

@@ -30,6 +30,10 @@ FAST = {
     "retry_after_ms": 30,
     "hang_seconds": 30,
     "seed": 0,
+    "unknown_model_status": 404,
+    "reject_max_tokens": 0,
+    "batch_api_status": 0,
+    "zero_usage": 0,
 }
 
 

@@ -4,7 +4,15 @@ An API key is never stored: an endpoint names the environment variable that hold
 """
 
 from llm.models.calls import CallStatus, LLMCall
-from llm.models.endpoints import ENV_NAME_VALIDATOR, MONEY, ApiStyle, Endpoint, EndpointPace, EndpointSlot
+from llm.models.endpoints import (
+    ENV_NAME_VALIDATOR,
+    MONEY,
+    ApiStyle,
+    Endpoint,
+    EndpointPace,
+    EndpointSlot,
+    TokenParameter,
+)
 from llm.models.runs import (
     BatchStatus,
     BudgetPool,
@@ -40,5 +48,6 @@ __all__ = [
     "RunItemStatus",
     "RunMode",
     "RunStatus",
+    "TokenParameter",
     "WorkerHeartbeat",
 ]

@@ -23,6 +23,7 @@ class ErrorKind(models.TextChoices):
     BAD_REQUEST = "bad_request", _("bad request (400)")
     AUTH = "auth", _("not authorised (401/403)")
     NOT_FOUND = "not_found", _("not found (404)")
+    CONFIG = "config", _("endpoint settings refused (400)")
     INVALID_RESPONSE = "invalid_response", _("invalid response")
     MISSING_KEY = "missing_key", _("API key not set")
     KEY_NOT_ALLOWED = "key_not_allowed", _("API key variable not allowed")

@@ -33,11 +33,17 @@ class ReasoningEffort(models.TextChoices):
     HIGH = "high", _("high")
 
 
+class TokenParameter(models.TextChoices):
+    MAX_TOKENS = "max_tokens", "max_tokens"
+    MAX_COMPLETION_TOKENS = "max_completion_tokens", "max_completion_tokens"
+
+
 class Endpoint(models.Model):
     """An OpenAI-compatible model endpoint: where to send requests, with which defaults, at what price."""
 
     ApiStyle = ApiStyle
     ReasoningEffort = ReasoningEffort
+    TokenParameter = TokenParameter
 
     name = models.CharField(_("name"), max_length=100, unique=True)
     base_url = models.CharField(
@@ -59,6 +65,16 @@ class Endpoint(models.Model):
         _("temperature"), null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(2)]
     )
     max_tokens = models.PositiveIntegerField(_("max tokens"), null=True, blank=True)
+    token_parameter = models.CharField(
+        _("token limit parameter"),
+        max_length=30,
+        choices=TokenParameter.choices,
+        default=TokenParameter.MAX_TOKENS,
+        help_text=_(
+            "The name the model takes for the reply's token limit: OpenAI's reasoning models take "
+            "max_completion_tokens. Test connection detects it."
+        ),
+    )
     seed = models.BigIntegerField(_("seed"), null=True, blank=True)
     reasoning_effort = models.CharField(
         _("reasoning effort"),
@@ -124,6 +140,9 @@ class Endpoint(models.Model):
         ),
     )
     notes = models.TextField(_("notes"), blank=True)
+    # What Test connection found the endpoint supports (``llm.probe``), and when.
+    capabilities = models.JSONField(_("capabilities"), default=dict, blank=True)
+    probed_at = models.DateTimeField(_("capabilities probed at"), null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -151,6 +170,9 @@ class Endpoint(models.Model):
                 name="endpoint_temperature_range",
             ),
             models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="endpoint_timeout_positive"),
+            models.CheckConstraint(
+                condition=Q(token_parameter__in=TokenParameter.values), name="endpoint_token_parameter_valid"
+            ),
         ]
         permissions = [("manage_endpoint", "Can create, edit and test LLM endpoints")]
         verbose_name = _("LLM endpoint")
@@ -179,7 +201,7 @@ class Endpoint(models.Model):
         if self.temperature is not None:
             params["temperature"] = self.temperature
         if self.max_tokens is not None:
-            params["max_tokens"] = self.max_tokens
+            params[self.token_parameter or TokenParameter.MAX_TOKENS] = self.max_tokens
         if self.seed is not None:
             params["seed"] = self.seed
         if self.reasoning_effort:

@@ -134,6 +134,9 @@ class Run(models.Model):
     input_tokens = models.PositiveBigIntegerField(_("input tokens"), default=0)
     output_tokens = models.PositiveBigIntegerField(_("output tokens"), default=0)
     error = models.TextField(_("error"), blank=True)
+    # [{"code", "message", "at"}]: what the run should tell a researcher without failing (implausible usage, a batch
+    # that fell back to live calls).
+    warnings = models.JSONField(_("warnings"), default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="llm_runs"
     )
@@ -227,6 +230,8 @@ class RunChunk(models.Model):
     # Incremented on every claim; a worker's writes must carry the value it claimed with (a fencing token).
     claims = models.PositiveIntegerField(_("claims"), default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A chunk waiting for its provider batch is not leased: it may be claimed again (to poll) from this time on.
+    poll_after = models.DateTimeField(_("poll after"), null=True, blank=True)
     # The most the live requests in flight under the current claim may cost (part of ``Run.reserved``).
     reserved = models.DecimalField(_("reserved"), default=Decimal("0"), **MONEY)
 

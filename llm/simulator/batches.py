@@ -37,6 +37,9 @@ class BatchAPI:
         parts = [p for p in path.split("/") if p][1:]  # drop the "v1"
         if parts == ["files"] and method == "POST":
             return self._file_create(headers, body)
+        if parts == ["files"] and method == "GET":
+            cards = [self._file_card(file_id) for file_id in sorted(self.files, reverse=True)[:100]]
+            return json_reply(200, {"object": "list", "data": cards, "has_more": len(self.files) > 100})
         if len(parts) in (2, 3) and parts[0] == "files" and method == "GET":
             stored = self.files.get(parts[1])
             if stored is None:

@@ -66,6 +66,8 @@ REASONS = {
     413: "Payload Too Large",
     429: "Too Many Requests",
     500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
 }
 
 
@@ -85,6 +87,13 @@ class SimulatorConfig:
     batch_delay_ms: float = 1000.0
     batch_error_rate: float = 0.0
     batch_expire_rate: float = 0.0
+    # Faults of other servers: the status an unknown model gets (404 as OpenAI, 400 as LiteLLM, without a code),
+    # refusing ``max_tokens`` as OpenAI's reasoning models do (400 unsupported_parameter), the status the Files and
+    # Batches API answers with (0: normally; 500: an outage; 404: a server without it), and usage reported as 0.
+    unknown_model_status: int = 404
+    reject_max_tokens: int = 0
+    batch_api_status: int = 0
+    zero_usage: int = 0
     backlog: int = 2048
 
     TUNABLE = (
@@ -100,7 +109,17 @@ class SimulatorConfig:
         "batch_delay_ms",
         "batch_error_rate",
         "batch_expire_rate",
+        "unknown_model_status",
+        "reject_max_tokens",
+        "batch_api_status",
+        "zero_usage",
     )
+    CHOICES = {
+        "unknown_model_status": (400, 404),
+        "reject_max_tokens": (0, 1),
+        "batch_api_status": (0, 404, 500, 502, 503),
+        "zero_usage": (0, 1),
+    }
 
     def update(self, values: dict) -> None:
         """Change the tunable settings named in ``values``; raise ``ValueError`` on an unknown or bad one."""
@@ -111,6 +130,8 @@ class SimulatorConfig:
             number = float(value)
             if number < 0 or (name.endswith("_rate") and number > 1):
                 raise ValueError(f"{name} out of range")
+            if name in self.CHOICES and number not in self.CHOICES[name]:
+                raise ValueError(f"{name} must be one of {self.CHOICES[name]}")
             setattr(self, name, int(number) if types[name] in (int, "int") else number)
 
 
@@ -152,6 +173,7 @@ class Simulator(BatchAPI):
         self.files: dict[str, dict] = {}
         self.batches: dict[str, dict] = {}
         self.batch_requests = 0
+        self.batch_api_calls = 0
         self.started = time.time()
 
     def stats(self, *, with_keys: bool = False, window: float | None = None) -> dict:
@@ -176,6 +198,7 @@ class Simulator(BatchAPI):
             "max_requests_per_minute": max_in_window(self.arrivals, 60.0),
             "batches": len(self.batches),
             "batch_requests": self.batch_requests,
+            "batch_api_calls": self.batch_api_calls,
             "batches_by_status": dict(Counter(batch["status"] for batch in self.batches.values())),
             "files": len(self.files),
             "config": {k: v for k, v in asdict(self.config).items() if k in SimulatorConfig.TUNABLE},
@@ -269,6 +292,11 @@ class Simulator(BatchAPI):
             if path.startswith(prefix):
                 mode, path = prefix.strip("/"), path[len(prefix) - 1 :]
         if mode == "normal" and ("/files" in path or "/batches" in path):
+            self.batch_api_calls += 1
+            if self.config.batch_api_status:
+                status = self.config.batch_api_status
+                message = "The server had an error (simulated)." if status >= 500 else f"Unknown path {path}."
+                return error_reply(status, message, "server_error" if status >= 500 else "invalid_request_error")
             return self.batch_api(method, path, parse_qs(split.query), headers, body)
         self.requests += 1
         self.arrivals.append(time.monotonic())
@@ -331,11 +359,23 @@ class Simulator(BatchAPI):
             return error_reply(400, "The request body must be a JSON object.", "invalid_request_error")
         model = data.get("model")
         if not isinstance(model, str) or simulation.role_for(model) is None:
+            if self.config.unknown_model_status == 400:
+                # As LiteLLM's proxy answers: a 400 whose code names no reason.
+                message = f"Invalid model name passed in model={model}. Call `/v1/models` to view available models."
+                return error_reply(400, message, "invalid_request_error", "400")
             return error_reply(
                 404,
                 f"The model `{model}` does not exist or you do not have access to it.",
                 "invalid_request_error",
                 "model_not_found",
+            )
+        if self.config.reject_max_tokens and "max_tokens" in data:
+            return error_reply(
+                400,
+                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
+                "instead.",
+                "invalid_request_error",
+                "unsupported_parameter",
             )
         problem = self._validate(style, data)
         if problem:
@@ -439,6 +479,8 @@ class Simulator(BatchAPI):
                     choice["message"]["content"] = simulation.garble(choice["message"]["content"] or "", rng)
                 else:
                     choice["text"] = simulation.garble(choice["text"], rng)
+        if config.zero_usage:
+            payload["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.billed[key] += 1
         self.prompt_tokens += payload["usage"]["prompt_tokens"]
         self.completion_tokens += payload["usage"]["completion_tokens"]

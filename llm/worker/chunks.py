@@ -59,6 +59,11 @@ class ChunkStore(OutcomeStore):
         pool_budget = BudgetPool.objects.filter(pk=self.pool_id).values_list("budget", flat=True).first()
         self.budgeted = run.budget is not None or pool_budget is not None
         self.poll_seconds = settings.LLM_BATCH_POLL_SECONDS
+        self.batch_api_attempts = settings.LLM_BATCH_API_ATTEMPTS
+        # Set by ``run_work``: whether chunks waiting for their batches are given back (``park``), and how to queue
+        # the task that polls them next.
+        self.park = False
+        self.poll_later = None
         # The most each live request in flight may cost, reserved on its chunk and the run: {(chunk, call): cost}.
         self.reservations: dict[tuple[int, int], Decimal] = {}
         self.reserve_lock = asyncio.Lock()
@@ -76,6 +81,11 @@ class ChunkStore(OutcomeStore):
         self.db_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llm-db")
         # After a flush that failed, its commit may still have happened: the next flush checks what it stored.
         self.verify_next_flush = False
+        self.held: list = []
+        self.refusal_blamed = ""
+        self.usage_seen: dict[int, set[int]] = {}
+        self.usage_warned = False
+        self.warned: set[str] = set()
         self.gate = limits.SharedGate(
             limit=config.max_concurrency,
             rpm=config.rpm_limit,
@@ -87,7 +97,8 @@ class ChunkStore(OutcomeStore):
     # --- database side (always in the db thread) ------------------------------------------------------------
 
     def _claimable(self, now: object) -> Q:
-        return Q(status=RunChunk.Status.PENDING) | Q(status=RunChunk.Status.LEASED, lease_expires_at__lt=now)
+        due = Q(poll_after__isnull=True) | Q(poll_after__lte=now)
+        return (Q(status=RunChunk.Status.PENDING) & due) | Q(status=RunChunk.Status.LEASED, lease_expires_at__lt=now)
 
     def claim(self) -> tuple[Lease, list[CallSpec]] | None:
         """Lease the next available chunk and prepare it: cache hits are stored at once, the rest returned.
@@ -290,8 +301,10 @@ class ChunkStore(OutcomeStore):
     def _reserve_on_run(self, amount: Decimal) -> bool:
         """Reserve ``amount`` on the run and its shared budget if both have room (in the caller's transaction)."""
         fits = Q(budget__isnull=True) | Q(budget__gte=F("spent") + F("reserved") + amount)
-        if not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).filter(fits).update(
-            reserved=F("reserved") + amount
+        if (
+            not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING)
+            .filter(fits)
+            .update(reserved=F("reserved") + amount)
         ):
             return False
         if self.pool_id is not None and not BudgetPool.objects.filter(pk=self.pool_id).filter(fits).update(
@@ -352,13 +365,39 @@ class ChunkStore(OutcomeStore):
             return self._budget_blocked(), None
         return "ok", {"pk": row.pk, "attempt": attempt, "key": row.key, "provider_batch_id": ""}
 
-    def batches_open_at_provider(self) -> list[tuple[int, str]]:
-        """Return (pk, provider batch id) of the run's batches still open, with an id at the provider."""
+    def batches_open(self) -> list[tuple[int, str, str]]:
+        """Return (pk, provider batch id or "", key) of the run's batches still open."""
         return list(
-            RunBatch.objects.filter(run_id=self.run_id, status__in=RunBatch.OPEN)
-            .exclude(provider_batch_id="")
-            .values_list("pk", "provider_batch_id")
+            RunBatch.objects.filter(run_id=self.run_id, status__in=RunBatch.OPEN).values_list(
+                "pk", "provider_batch_id", "key"
+            )
         )
+
+    def batch_gave_up(self, pk: int, chunk_id: int, token: int, message: str, live: bool) -> None:
+        """Close a batch the provider's API failed for (recording why); warn that its requests go live, or fail the
+        run (its items stay pending for Resume) when the run keeps failed requests in batches."""
+        with transaction.atomic():
+            if not self._lease_is_mine(chunk_id, token):
+                return
+            RunBatch.objects.filter(pk=pk).update(error=message[:2000])
+            self._batches_close([(pk, RunBatch.Status.FAILED)], now=timezone.now())
+            if live:
+                self.warn("batch_api", f"{message} The requests of the batch were sent as live calls.")
+                return
+            error = f"{message} Resume the run to try again, or start it with failed batch requests sent as live calls."
+            run_transition(run_id=self.run_id, to=Run.Status.FAILED, error=error, finished_at=timezone.now())
+        logger.warning("Run %s: %s", self.run_id, message)
+
+    def warn(self, code: str, message: str) -> None:
+        """Add a warning to the run, once per code (in the caller's transaction)."""
+        if code in self.warned:
+            return
+        self.warned.add(code)
+        run = Run.objects.select_for_update().only("warnings").get(pk=self.run_id)
+        if any(w.get("code") == code for w in run.warnings):
+            return
+        warning = {"code": code, "message": message[:2000], "at": timezone.now().isoformat()}
+        Run.objects.filter(pk=self.run_id).update(warnings=[*run.warnings, warning])
 
     def batches_cancelled(self, pks: list[int]) -> None:
         """Mark batches cancelled and give back what they had reserved (the run no longer wants their results)."""
@@ -435,11 +474,16 @@ class ChunkStore(OutcomeStore):
             )
         )
 
-    def state(self) -> tuple[str, int]:
-        """Return the run's status and how many of its chunks are not done."""
+    def state(self) -> tuple[str, int, int, object]:
+        """Return the run's status, how many of its chunks are not done, how many of those wait for a later poll of
+        their batches, and the earliest such poll."""
+        now = timezone.now()
         status = Run.objects.values_list("status", flat=True).get(pk=self.run_id)
-        unfinished = RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).count()
+        open_chunks = RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE)
+        unfinished = open_chunks.count()
         if unfinished == 0 and status == Run.Status.RUNNING:
-            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=timezone.now())
+            run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
             status = Run.Status.DONE
-        return status, unfinished
+        waiting = open_chunks.filter(status=RunChunk.Status.PENDING, poll_after__gt=now)
+        polls = list(waiting.values_list("poll_after", flat=True))
+        return status, unfinished, len(polls), min(polls, default=now)

@@ -40,6 +40,7 @@ class BatchTaskResult:
     retry: list[CallSpec] = field(default_factory=list)
     finished: tuple[int, int, str] | None = None  # (RunBatch pk, chunk id, final status)
     attempt: int = 1
+    parked: bool = False  # still under way at the provider: the chunk is left to a later poll, not waited for
 
 
 class BatchProviderError(Exception):

@@ -23,6 +23,20 @@ from llm.worker.leases import FlushResult, Lease
 
 logger = logging.getLogger("llm.worker.runner")
 
+# While nothing in a run has been answered, this many different requests refused with the same 400 message mean
+# the endpoint's settings are wrong (a model name a server answers 400 for, a parameter it does not take), not the
+# prompts: the run stops with the provider's message and the items stay pending for Resume.
+SAME_REFUSALS = 3
+
+
+def same_refusals(held: list[CallOutcome]) -> list[CallOutcome]:
+    """Return the held refusals that share one message with at least ``SAME_REFUSALS`` others' (or [])."""
+    by_message: dict[str, list[CallOutcome]] = {}
+    for outcome in held:
+        by_message.setdefault(outcome.error, []).append(outcome)
+    group = max(by_message.values(), key=len, default=[])
+    return group if len(group) >= SAME_REFUSALS else []
+
 
 class OutcomeStore:
     """Store outcomes, renew leases and finish chunks; the database half of ``ChunkStore``.
@@ -35,19 +49,64 @@ class OutcomeStore:
     run_id: int
     owner: str
     lease_seconds: float
+    poll_seconds: float
     leases: dict[int, Lease]
     lost: set[int]
     calls: dict[int, CallState]
     reservations: dict[tuple[int, int], Decimal]
     succeeded_here: int
     verify_next_flush: bool
+    # Refusals (400) held back while nothing in the run has been answered yet (see ``SAME_REFUSALS``).
+    held: list[CallOutcome]
+    refusal_blamed: str
+    # {prompt tokens reported: prompt lengths (in steps of 200 characters) seen with that count}
+    usage_seen: dict[int, set[int]]
+    usage_warned: bool
 
     def _finish_chunk(self, chunk_id: int, now: object) -> None:
         RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
         if not RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).exists():
             run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
 
-    def flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
+    def _hold_refusals(self, outcomes: list[CallOutcome], *, settle: bool) -> list[CallOutcome]:
+        """Hold back 400 refusals until the run has an answer (then store them) or enough agree to blame the endpoint.
+
+        ``settle`` (nothing is in flight any more) stores what is held. Returns the outcomes to store now.
+        """
+        refused = [o for o in outcomes if o.error_kind == "bad_request" and not o.received]
+        for outcome in refused:
+            if self.refusal_blamed and outcome.error == self.refusal_blamed:
+                self._blame_endpoint(outcome, SAME_REFUSALS)
+        refused = [o for o in refused if o.error_kind == "bad_request"]
+        if not refused and not self.held:
+            return outcomes
+        # A reply from the cache counts too: this endpoint's settings were answered before.
+        answered = self.succeeded_here > 0 or any(o.received for o in outcomes) or self._run_has_done()
+        if answered:
+            outcomes, self.held = [*self.held, *outcomes], []
+            return outcomes
+        self.held = [*self.held, *refused]
+        outcomes = [o for o in outcomes if not (o.error_kind == "bad_request" and not o.received)]
+        group = same_refusals(self.held)
+        if group:
+            self.refusal_blamed = group[0].error
+            for outcome in group:
+                self._blame_endpoint(outcome, len(group))
+        if group or settle:
+            outcomes, self.held = [*self.held, *outcomes], []
+        return outcomes
+
+    @staticmethod
+    def _blame_endpoint(outcome: CallOutcome, count: int) -> None:
+        outcome.error_kind = "config"
+        outcome.error = (
+            f"The first {count} different requests of this run were all refused with the same error, so the "
+            f"endpoint's settings (model name, key or parameters) are wrong, not the prompts: {outcome.error}"
+        )
+
+    def flush(
+        self, outcomes: list[CallOutcome], finished_batches: tuple = (), settle: bool = True, parking: tuple = ()
+    ) -> FlushResult:
         """Store outcomes and renew leases in one transaction; report the run's status and any lost leases.
 
         If the database fails, this worker's bookkeeping is put back as it was, so that the same flush can run
@@ -56,11 +115,12 @@ class OutcomeStore:
         """
         leases = {chunk_id: lease.copy() for chunk_id, lease in self.leases.items()}
         calls = {cid: dataclasses.replace(self.calls[cid]) for cid in {o.spec.ident[1] for o in outcomes}}
-        lost, succeeded = set(self.lost), self.succeeded_here
+        lost, succeeded, held = set(self.lost), self.succeeded_here, list(self.held)
         try:
-            result = self._flush(outcomes, finished_batches)
+            outcomes = self._hold_refusals(outcomes, settle=settle)
+            result = self._flush(outcomes, finished_batches, parking)
         except database.DATABASE_ERRORS:
-            self.leases, self.lost, self.succeeded_here = leases, lost, succeeded
+            self.leases, self.lost, self.succeeded_here, self.held = leases, lost, succeeded, held
             self.calls.update(calls)
             self.verify_next_flush = True
             raise
@@ -81,7 +141,7 @@ class OutcomeStore:
         stored = RunItem.objects.filter(pk__in=list(first_items)).exclude(status=RunItem.Status.PENDING)
         return {first_items[pk] for pk in stored.values_list("pk", flat=True)}
 
-    def _flush(self, outcomes: list[CallOutcome], finished_batches: tuple = ()) -> FlushResult:
+    def _flush(self, outcomes: list[CallOutcome], finished_batches: tuple = (), parking: tuple = ()) -> FlushResult:
         with transaction.atomic():
             now = timezone.now()
             expires = now + timedelta(seconds=self.lease_seconds)
@@ -153,6 +213,7 @@ class OutcomeStore:
                             "finished_at": now,
                         }
                     )
+            self._check_usage(outcomes)
             update_rows(LLMCall, calls, CALL_OUTCOME_FIELDS)
             update_rows(RunItem, items, ["status", "result", "error", "cost", "finished_at"])
             for chunk_id, amount in released.items():
@@ -180,17 +241,60 @@ class OutcomeStore:
                 if not self.leases[chunk_id].items_left_pending:
                     del self.leases[chunk_id]
                     self._finish_chunk(chunk_id, now)
+            for chunk_id in parking:
+                self._park(chunk_id, now)
             status, budget, pool_budget = Run.objects.values_list("status", "budget", "budget_pool__budget").get(
                 pk=self.run_id
             )
             self.budgeted = budget is not None or pool_budget is not None
             return FlushResult(status=status, lost=set(self.lost))
 
+    def _check_usage(self, outcomes: list[CallOutcome]) -> None:
+        """Warn on the run, once, when the provider's usage counts cannot be what it bills: 0 prompt tokens, or the
+        same count for prompts of very different lengths (costs are computed from them, so they are not trusted)."""
+        for outcome in outcomes:
+            if not outcome.received:
+                continue
+            if outcome.input_tokens == 0:
+                self.warn(
+                    "usage_zero",
+                    "The provider reported 0 prompt tokens for a reply: the costs shown come from its usage counts "
+                    "and are too low. Check the spend at the provider.",
+                )
+                continue
+            length = len(str(outcome.spec.request.get("messages") or outcome.spec.request.get("prompt") or ""))
+            self.usage_seen.setdefault(outcome.input_tokens, set()).add(length // 200)
+        constant = len(self.usage_seen) == 1 and len(next(iter(self.usage_seen.values()))) >= 3
+        if constant and not self.usage_warned:
+            self.usage_warned = True
+            self.warn(
+                "usage_constant",
+                f"The provider reports {next(iter(self.usage_seen))} prompt tokens for prompts of very different "
+                f"lengths: its usage counts look constant, so the costs shown are not to be trusted.",
+            )
+
+    def _park(self, chunk_id: int, now: object) -> None:
+        """Give back a chunk whose batches are under way at the provider until its next poll."""
+        lease = self.leases.pop(chunk_id, None)
+        if lease is None:
+            return
+        RunChunk.objects.filter(
+            pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=lease.token
+        ).update(
+            status=RunChunk.Status.PENDING,
+            lease_owner="",
+            lease_expires_at=None,
+            poll_after=now + timedelta(seconds=self.poll_seconds),
+        )
+
     def _endpoint_broken(self, outcome: CallOutcome) -> bool:
         if outcome.endpoint_broken:
             return True
         # Unreachable before anything ever came back: the base URL is wrong, not this one request.
         return outcome.error_kind == "connection" and self.succeeded_here == 0 and not self._run_has_replies()
+
+    def _run_has_done(self) -> bool:
+        return Run.objects.filter(pk=self.run_id, done__gt=0).exists()
 
     def _run_has_replies(self) -> bool:
         run = Run.objects.only("done", "cached").get(pk=self.run_id)

@@ -24,7 +24,7 @@ from django_tasks_db.models import DBTaskResult
 
 from llm.models import Run, WorkerHeartbeat
 from llm.worker.database import DATABASE_ERRORS, close_connection, retry_database
-from llm.worker.tasks import run_work
+from llm.worker.tasks import run_work, runs_with_waiting_tasks
 
 logger = logging.getLogger("llm.worker.recovery")
 
@@ -75,17 +75,6 @@ def tasks_fail_orphaned(*, now: object = None) -> list[str]:
     return failed
 
 
-def _runs_with_waiting_tasks() -> set[int]:
-    waiting = set()
-    ready = DBTaskResult.objects.filter(status=TaskResultStatus.READY, task_path=RUN_WORK_TASK)
-    for args_kwargs in ready.values_list("args_kwargs", flat=True):
-        args, kwargs = args_kwargs.get("args") or [], args_kwargs.get("kwargs") or {}
-        run_id = args[0] if args else kwargs.get("run_id")
-        if run_id is not None:
-            waiting.add(int(run_id))
-    return waiting
-
-
 def runs_requeue_stalled(*, now: object = None) -> list[int]:
     """Queue ``run_work`` again for active runs that no live worker has touched for ``LLM_STALL_SECONDS``.
 
@@ -98,7 +87,7 @@ def runs_requeue_stalled(*, now: object = None) -> list[int]:
     candidates = list(Run.objects.filter(status__in=Run.ACTIVE).filter(stale).values_list("pk", "heartbeat_at"))
     if not candidates:
         return []
-    waiting = _runs_with_waiting_tasks()
+    waiting = runs_with_waiting_tasks()
     requeued = []
     for run_id, heartbeat in candidates:
         if run_id in waiting:

@@ -48,7 +48,7 @@ from django.utils import timezone
 
 from llm import parsers
 from llm.calls import request_max_cost
-from llm.executor import CallOutcome, CallSpec, Executor, backoff_delay
+from llm.executor import CallOutcome, CallSpec, EndpointConfig, Executor, backoff_delay
 from llm.lifecycle import run_transition
 from llm.models import Run, RunBatch
 from llm.recording import (
@@ -93,16 +93,18 @@ class RunWorker(ChunkStore):
     async def _provider(
         self, executor: Executor, method: object, *args: object, attempts: int | None = None, **kwargs: object
     ) -> object:
-        """Call the Files or Batches API, again after transient errors (at most ``attempts`` times if given); raise
-        ``BatchProviderError`` for others."""
+        """Call the Files or Batches API, again after transient errors, at most ``attempts`` times in all
+        (``LLM_BATCH_API_ATTEMPTS`` by default); raise ``BatchProviderError`` for others or when the tries run out."""
+        attempts = attempts or self.batch_api_attempts
         tries = 0
         while True:
             try:
                 return await method(*args, **kwargs)
             except Exception as exc:  # noqa: BLE001 - classified: transient errors are retried, others reported
                 kind, message, transient = batches.failure_of(exc, base_url=self.config.base_url)
-                if not transient or (attempts is not None and tries + 1 >= attempts):
-                    raise BatchProviderError(kind, message) from exc
+                if not transient or tries + 1 >= attempts:
+                    tried = f" (tried {tries + 1} times)" if transient else ""
+                    raise BatchProviderError(kind, message + tried) from exc
                 delay = backoff_delay(tries, base=self.config.backoff_base, cap=self.config.backoff_max)
                 logger.warning("Run %s: batch API error (%s); trying again in %.1f s", self.run_id, message, delay)
                 tries += 1
@@ -154,8 +156,8 @@ class RunWorker(ChunkStore):
         self, executor: Executor, lease: Lease, row: dict, specs: list[CallSpec], *, created_here: bool = False
     ) -> BatchTaskResult:
         """Create the batch if nobody did, poll it until it is finished and read its results."""
+        batch_id = row["provider_batch_id"]
         try:
-            batch_id = row["provider_batch_id"]
             if not batch_id:
                 # A worker may have died between creating the batch and recording its id: ask the provider first.
                 batch_id = "" if created_here else await self._batch_find(executor, row["key"])
@@ -177,6 +179,9 @@ class RunWorker(ChunkStore):
                 if self.stopping:
                     # Paused or stopping: the batch goes on at the provider; whoever claims the chunk follows it.
                     return BatchTaskResult(lease=lease, attempt=row["attempt"])
+                if self.park:
+                    # Not waited for here: the chunk is given back until its next poll, and this worker serves others.
+                    return BatchTaskResult(lease=lease, attempt=row["attempt"], parked=True)
                 await asyncio.sleep(self.poll_seconds)
             lines: dict[str, dict] = {}
             for file_id in (batch.error_file_id, batch.output_file_id):
@@ -184,12 +189,7 @@ class RunWorker(ChunkStore):
                     content = await self._provider(executor, executor.client.files.content, file_id)
                     lines.update(batches.read_lines(content.content))
         except BatchProviderError as exc:
-            outcomes = [
-                CallOutcome(spec=spec, error_kind=exc.kind, error=f"Batch API: {exc}", batch=True) for spec in specs
-            ]
-            return BatchTaskResult(
-                lease, outcomes, finished=(row["pk"], lease.chunk_id, RunBatch.Status.FAILED), attempt=row["attempt"]
-            )
+            return await self._batch_gave_up(executor, lease, row, specs, batch_id, exc)
         results = batches.outcomes_from_lines(
             specs, lines, api_style=self.config.api_style, provider_batch_id=batch_id, status=batch.status
         )
@@ -198,18 +198,44 @@ class RunWorker(ChunkStore):
             lease, results.outcomes, results.retry, (row["pk"], lease.chunk_id, final), attempt=row["attempt"]
         )
 
+    async def _batch_gave_up(
+        self, executor: Executor, lease: Lease, row: dict, specs: list[CallSpec], batch_id: str, exc: BatchProviderError
+    ) -> BatchTaskResult:
+        """The Files or Batches API failed for good: record why, then send the requests live or fail the run, as the
+        run says (``batch_fallback``). A batch created already is cancelled first, so nobody waits for it."""
+        if batch_id:
+            try:
+                await self._provider(executor, executor.client.batches.cancel, batch_id, attempts=3)
+            except BatchProviderError as cancel_error:
+                logger.warning("Run %s: the provider did not cancel batch %s: %s", self.run_id, batch_id, cancel_error)
+        live = self.batch_fallback == Run.Mode.LIVE
+        message = f"The provider's Batch API failed: {exc}"
+        await self._db(self.batch_gave_up, row["pk"], lease.chunk_id, lease.token, message, live)
+        if live:
+            return BatchTaskResult(lease, retry=specs, attempt=MAX_BATCH_ATTEMPTS)
+        return BatchTaskResult(lease, attempt=row["attempt"])
+
     async def _batches_cancel(self, executor: Executor) -> None:
         """Ask the provider to cancel the run's open batches: the run was cancelled (or failed) and nobody will read
         them. A refusal (the batch finished meanwhile) is logged; every one is marked cancelled here."""
-        rows = await self._db(self.batches_open_at_provider)
-        for _pk, batch_id in rows:
+        rows = await self._db(self.batches_open)
+        for _pk, batch_id, key in rows:
             try:
-                await self._provider(executor, executor.client.batches.cancel, batch_id, attempts=3)
+                if not batch_id:
+                    # Left "creating": its worker may have created it before recording the id.
+                    batch_id = await self._batch_find(executor, key)
+                if batch_id:
+                    await self._provider(executor, executor.client.batches.cancel, batch_id, attempts=3)
             except BatchProviderError as exc:
-                logger.warning("Run %s: the provider did not cancel batch %s: %s", self.run_id, batch_id, exc)
+                logger.warning("Run %s: the provider did not cancel batch %s: %s", self.run_id, batch_id or key, exc)
         if rows:
-            await self._db(self.batches_cancelled, [pk for pk, _batch_id in rows])
+            await self._db(self.batches_cancelled, [pk for pk, _batch_id, _key in rows])
             logger.info("Run %s: %s provider batches cancelled", self.run_id, len(rows))
+
+    async def clean_up(self) -> None:
+        """Cancel the open batches of a run that was cancelled or failed while no worker followed them."""
+        async with Executor(self.config, gate=self.gate) as executor:
+            await self._batches_cancel(executor)
 
     def _request_stop(self, signum: int, previous: object) -> None:
         """Stop taking chunks and finish what is in flight; let db_worker's own handler see the signal too."""
@@ -225,6 +251,8 @@ class RunWorker(ChunkStore):
 
     async def main(self) -> None:
         inflight: set[asyncio.Task] = set()
+        by_chunk: dict[int, set[asyncio.Task]] = {}
+        parked: set[int] = set()
         buffer: list[CallOutcome] = []
         finished_batches: list[tuple[int, int, str]] = []
         target = max(2 * self.config.max_concurrency, 8)
@@ -239,43 +267,52 @@ class RunWorker(ChunkStore):
                 loop.add_signal_handler(signum, self._request_stop, signum, self.previous_handlers.get(signum))
         async with Executor(self.config, gate=self.gate) as executor:
 
-            def spawn(coroutine: object) -> None:
+            def spawn(coroutine: object, chunk_id: int) -> None:
                 task = asyncio.create_task(coroutine)
                 inflight.add(task)
-                task.add_done_callback(collect)
+                by_chunk.setdefault(chunk_id, set()).add(task)
+                task.add_done_callback(functools.partial(collect, chunk_id=chunk_id))
 
-            def collect(task: asyncio.Task) -> None:
+            def collect(task: asyncio.Task, *, chunk_id: int) -> None:
                 inflight.discard(task)
+                by_chunk.get(chunk_id, set()).discard(task)
                 if task.cancelled():
                     return
                 result = task.result()
                 if isinstance(result, CallOutcome):
                     buffer.append(result)
+                    if result.endpoint_broken and not self.batch_mode:
+                        # The run fails with this error: send nothing more (the others' items stay pending).
+                        for other in list(inflight):
+                            other.cancel()
                 elif isinstance(result, BatchTaskResult):
                     buffer.extend(result.outcomes)
                     if result.finished:
                         finished_batches.append(result.finished)
+                    if result.parked:
+                        parked.add(chunk_id)
                     if result.retry and not self.stopping:
                         live = self.batch_fallback == Run.Mode.LIVE or result.attempt >= MAX_BATCH_ATTEMPTS
                         if live:
                             for spec in result.retry:
-                                spawn(self._send_live(executor, result.lease, spec))
+                                spawn(self._send_live(executor, result.lease, spec), chunk_id)
                         else:
-                            spawn(self._batch_new(executor, result.lease, result.retry, result.attempt + 1))
+                            spawn(self._batch_new(executor, result.lease, result.retry, result.attempt + 1), chunk_id)
 
             def start(lease: Lease, specs: list[CallSpec]) -> None:
+                chunk_id = lease.chunk_id
                 if not self.batch_mode:
                     for spec in specs:
-                        spawn(self._send_live(executor, lease, spec))
+                        spawn(self._send_live(executor, lease, spec), chunk_id)
                     return
                 for row, group in lease.open_batches:
-                    spawn(self._batch_follow(executor, lease, row, group))
+                    spawn(self._batch_follow(executor, lease, row, group), chunk_id)
                 if lease.unbatched:
                     if lease.batched_before and self.batch_fallback == Run.Mode.LIVE:
                         for spec in lease.unbatched:
-                            spawn(self._send_live(executor, lease, spec))
+                            spawn(self._send_live(executor, lease, spec), chunk_id)
                     else:
-                        spawn(self._batch_new(executor, lease, lease.unbatched, lease.next_attempt))
+                        spawn(self._batch_new(executor, lease, lease.unbatched, lease.next_attempt), chunk_id)
 
             while True:
                 await self.gate.maintain()
@@ -290,11 +327,17 @@ class RunWorker(ChunkStore):
                     start(*claimed)
                 now = time.monotonic()
                 due = buffer and (now - last_flush >= self.flush_seconds or not inflight or len(buffer) >= 500)
-                due = due or (finished_batches and not inflight)
-                if due or (self.leases and now - last_flush >= heartbeat_every):
+                # An endpoint error stops the run: stored at once, so that requests in flight are cancelled.
+                due = (
+                    due or ((finished_batches or self.held) and not inflight) or any(o.endpoint_broken for o in buffer)
+                )
+                # Chunks whose batches are all under way at the provider, with nothing else in flight: given back.
+                parking = tuple(chunk_id for chunk_id in parked if not by_chunk.get(chunk_id))
+                if due or parking or (self.leases and now - last_flush >= heartbeat_every):
                     batch, buffer[:] = list(buffer), []
                     finished, finished_batches[:] = tuple(finished_batches), []
-                    result = await self._db(self.flush, batch, finished)
+                    parked.difference_update(parking)
+                    result = await self._db(self.flush, batch, finished, not inflight, parking)
                     last_flush = time.monotonic()
                     if result.status != Run.Status.RUNNING:
                         stopping = self.stopping = True
@@ -306,14 +349,18 @@ class RunWorker(ChunkStore):
                             provider_cancelled = True
                             await self._batches_cancel(executor)
                     continue
-                if not inflight and not buffer and not finished_batches:
+                if not inflight and not buffer and not finished_batches and not self.held:
                     if stopping:
                         break
                     if now < next_state_check:
                         await asyncio.sleep(TICK_SECONDS)
                         continue
-                    status, unfinished = await self._db(self.state)
+                    status, unfinished, waiting, poll_at = await self._db(self.state)
                     if status != Run.Status.RUNNING or unfinished == 0:
+                        break
+                    if self.park and waiting == unfinished:
+                        # Every chunk left waits for its batch: a task queued for the next poll carries on.
+                        await self._db(self.poll_later, self.run_id, poll_at)
                         break
                     # Other workers hold the remaining chunks: wait, and take over any whose lease expires.
                     more_chunks = True
@@ -333,12 +380,21 @@ class RunWorker(ChunkStore):
         self.db_thread.shutdown(wait=True)
 
 
-def run_work(*, run_id: int, owner: str | None = None, continue_later: Callable[[int], object] | None = None) -> str:
+def run_work(
+    *,
+    run_id: int,
+    owner: str | None = None,
+    continue_later: Callable[[int], object] | None = None,
+    poll_later: Callable[[int, object], object] | None = None,
+) -> str:
     """Work on a run until it is done, paused, cancelled or failed, or other workers hold the rest; return its status.
 
     ``continue_later(run_id)`` queues more work for a run this worker leaves unfinished because it was asked to
     stop (the ``run_work`` task passes its own ``enqueue``, so this module needs no import of the task); without
-    it, a live worker's sweep queues the run again once it stalls.
+    it, a live worker's sweep queues the run again once it stalls. ``poll_later(run_id, when)`` queues work for a
+    time: given it, a batch run's chunks whose batches are under way are given back until their next poll and the
+    task ends, so that the worker serves other runs meanwhile; without it (commands working a run in their own
+    process), the worker waits for the batches.
 
     Never raises for a provider's errors: they are recorded on the calls, items and run. Raises
     ``llm.worker.database.DatabaseUnavailable`` when the database stays out of reach, leaving the run running.
@@ -353,6 +409,8 @@ def run_work(*, run_id: int, owner: str | None = None, continue_later: Callable[
         return Run.objects.select_related("endpoint").get(pk=run_id)
 
     run = retry(start)
+    if run.status in (Run.Status.CANCELLED, Run.Status.FAILED) and run.is_batch:
+        retry(lambda: _batches_clean_up(run, owner))
     if run.status != Run.Status.RUNNING:
         return run.status
     try:
@@ -363,6 +421,8 @@ def run_work(*, run_id: int, owner: str | None = None, continue_later: Callable[
         retry(lambda: run_transition(run_id=run_id, to=Run.Status.FAILED, error=message, finished_at=timezone.now()))
         return Run.Status.FAILED
     worker = RunWorker(run, config, owner)
+    worker.poll_later = poll_later
+    worker.park = poll_later is not None
     interrupted = database_lost = False
     try:
         asyncio.run(worker.main())
@@ -397,3 +457,23 @@ def _continue_later(run_id: int, enqueue: Callable[[int], object]) -> None:
     """Queue another task for a run this worker left unfinished because it was asked to stop."""
     if Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).exists():
         enqueue(run_id)
+
+
+def _batches_clean_up(run: Run, owner: str) -> None:
+    """Cancel at the provider, and close here, the open batches of a run that was cancelled or failed meanwhile."""
+    if not RunBatch.objects.filter(run=run, status__in=RunBatch.OPEN).exists():
+        return
+    try:
+        config = endpoint_config(run.endpoint)
+    except KeyProblem:
+        # No key to ask the provider with: closed here (the admin site lists their provider ids).
+        config = None
+    worker = RunWorker(run, config or EndpointConfig(base_url=run.endpoint.base_url), owner)
+    if config is None:
+        worker.batches_cancelled([pk for pk, _batch_id, _key in worker.batches_open()])
+        worker.close()
+        return
+    try:
+        asyncio.run(worker.clean_up())
+    finally:
+        worker.close()

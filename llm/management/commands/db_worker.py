@@ -6,6 +6,7 @@ INSTALLED_APPS) and takes the same options. Differences (see docs/llm.md, "Worke
 - every database step of the worker loop is run again after reconnecting, with backoff, each try logged
   (``llm.worker.database.retry_database``); after ``LLM_WORKER_DB_RETRY_SECONDS`` without the database the worker
   exits with status 3, for a service manager to restart it;
+- with ``--batch`` it exits only when no task waits, not even one queued for later (the next poll of a batch);
 - a heartbeat thread stamps the worker's liveness and sweeps up after dead workers: their task rows are marked
   failed and their unfinished runs are queued again (``llm.worker.recovery.Heartbeat``).
 """
@@ -54,7 +55,8 @@ class Worker(upstream.Worker):
             task_result, retrieved = database.retry_database(self.fetch, what=self.what)
             if task_result is not None:
                 self.run_task(task_result)
-            if self.batch and retrieved and task_result is None:
+            # A batch worker also waits for tasks queued for later (a provider batch's next poll).
+            if self.batch and retrieved and task_result is None and not self.deferred_waiting():
                 upstream.logger.info("No more tasks to run for worker_id=%s - exiting gracefully.", self.worker_id)
                 return
             if self.max_tasks is not None and self._run_tasks >= self.max_tasks:
@@ -65,6 +67,13 @@ class Worker(upstream.Worker):
             database.retry_database(close_old_connections, what=self.what)
             if self.running and not task_result:
                 time.sleep(self.interval)
+
+    def deferred_waiting(self) -> bool:
+        """Return whether a task of this worker's queues waits to run later."""
+        tasks = DBTaskResult.objects.filter(status=TaskResultStatus.READY, backend_name=self.backend_name)
+        if not self.process_all_queues:
+            tasks = tasks.filter(queue_name__in=self.queue_names)
+        return database.retry_database(tasks.exists, what=self.what)
 
     def fetch(self) -> tuple[DBTaskResult | None, bool]:
         """Claim the next ready task; return it (or None) and whether the queue could be read."""
