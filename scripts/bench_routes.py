@@ -44,6 +44,8 @@ EXCLUDED = {
     "labelling:set-close": POST_ONLY,
     "labelling:label-skip": POST_ONLY,
     "releases:release-download": DOWNLOAD,
+    "releases:release-edit": POST_ONLY,
+    "releases:release-freeze": POST_ONLY,
     "llm:run-export": DOWNLOAD,
     "llm:run-action": POST_ONLY,
     "llm:run-budget": POST_ONLY,
@@ -95,6 +97,7 @@ class Case:
     url: str
     htmx: bool = False
     route: str = ""
+    refused: bool = False  # the product answers 403 to every user here (an admin page no one may use)
 
     @property
     def role(self) -> str:
@@ -218,7 +221,7 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
             Case("round, open (lead)", L, f"/screening/{open_round.pk}/"),
             *[
                 Case(f"round, closed (lead), page {p}", L, f"/screening/{closed_round.pk}/?page={p}")
-                for p in _pages(closed_round.items.count(), 50)
+                for p in _pages(RoundItem.objects.filter(round=closed_round).count(), 50)
             ],
         ],
         "screening:review-next": [Case("review next", E, f"/screening/{open_round.pk}/review/")],
@@ -232,7 +235,7 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         "labelling:label-next": [Case("label next", E, f"/labelling/{comparison_set.pk}/next/")],
         "labelling:label": [Case("label page", E, f"/labelling/{comparison_set.pk}/{a}/") for a in labels],
         "releases:release-list": [Case("releases", R, "/releases/")],
-        "releases:release-create": [Case("new release form", L, "/releases/new/")],
+        "releases:release-create": [Case("new release form", ADMIN, "/releases/new/")],
         "releases:release-compare": [
             Case("release compare", R, f"/releases/facet/compare/?old={frozen.version}&new={draft.version}")
         ],
@@ -243,8 +246,6 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
             ],
             Case("draft release", L, f"/releases/facet/{draft.version}/"),
         ],
-        "releases:release-edit": [Case("draft release edit", L, f"/releases/facet/{draft.version}/edit/")],
-        "releases:release-freeze": [Case("draft release freeze form", L, f"/releases/facet/{draft.version}/freeze/")],
         "llm:run-list": [
             Case("LLM runs", R, "/llm/"),
             Case("LLM runs, done", R, "/llm/?status=done"),
@@ -369,16 +370,17 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
             for pk in _ids(ComparisonSet.objects, "comparison set")
         ],
         "labelling-set-next": [Case("API next comparison", E, f"/api/labelling/sets/{comparison_set.pk}/next/")],
-        "labelling-set-progress": [Case("API set progress", R, f"/api/labelling/sets/{comparison_set.pk}/progress/")],
+        "labelling-set-progress": [Case("API set progress", E, f"/api/labelling/sets/{comparison_set.pk}/progress/")],
         "labelling-assignment-list": [
             Case("API my label assignments", E, f"/api/labelling/assignments/?set={comparison_set.pk}")
         ],
         "labelling-assignment-detail": [
             Case("API label assignment", E, f"/api/labelling/assignments/{a}/") for a in labels
         ],
-        "labelling-label-list": [Case("API labels", R, "/api/labelling/labels/")],
+        "labelling-label-list": [Case("API labels", E, "/api/labelling/labels/")],
         "labelling-label-detail": [
-            Case("API label", R, f"/api/labelling/labels/{pk}/") for pk in _ids(ExpertLabel.objects, "expert label")
+            Case("API label", E, f"/api/labelling/labels/{pk}/")
+            for pk in _ids(ExpertLabel.objects.filter(assignment__expert__username=E), "label of the expert")
         ],
         "calibration-api-root": [Case("API calibration root", R, "/api/calibration/")],
         "calibration-prompt-list": [Case("API judge prompts", R, "/api/calibration/prompts/")],
@@ -442,7 +444,11 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
 def _admin_cases(keys: set[str]) -> dict[str, list[Case]]:
     """Fill the admin pages of every registered model: its first, middle and last objects and changelist pages."""
     from django.contrib import admin
+    from django.contrib.auth import get_user_model
+    from django.test import RequestFactory
 
+    request = RequestFactory().get("/admin/")
+    request.user = get_user_model().objects.get(username=ADMIN)
     result: dict[str, list[Case]] = {}
     labels = sorted({model._meta.app_label for model in admin.site._registry})
     result["admin:app_list"] = [Case(f"admin app {label}", ADMIN, f"/admin/{label}/") for label in labels]
@@ -458,10 +464,19 @@ def _admin_cases(keys: set[str]) -> dict[str, list[Case]]:
             changelist += [Case(f"admin {name} search {q}", ADMIN, f"{base}?q={quote(q)}") for q in SEARCHES]
         prefix = f"admin:{meta.app_label}_{meta.model_name}"
         result[f"{prefix}_changelist"] = changelist
-        result[f"{prefix}_add"] = [Case(f"admin {name} add", ADMIN, f"{base}add/")]
+        # Read-only admins refuse adding and deleting to everyone: measured as the 403 they answer.
+        refused = {"add": not model_admin.has_add_permission(request)}
+
+        def refuses(view: str, pk: object, model: type = model, model_admin: object = model_admin) -> bool:
+            if view != "delete":
+                return False
+            return not model_admin.has_delete_permission(request, model._default_manager.get(pk=pk))
+
+        result[f"{prefix}_add"] = [Case(f"admin {name} add", ADMIN, f"{base}add/", refused=refused["add"])]
         for view in ("history", "delete", "change"):
             result[f"{prefix}_{view}"] = [
-                Case(f"admin {name} {view}", ADMIN, f"{base}{quote(str(pk))}/{view}/") for pk in ids
+                Case(f"admin {name} {view}", ADMIN, f"{base}{quote(str(pk))}/{view}/", refused=refuses(view, pk))
+                for pk in ids
             ]
         result[f"{base[1:]}<path:object_id>/"] = [Case(f"admin {name} redirect", ADMIN, f"{base}{quote(str(ids[0]))}/")]
         if meta.app_label == "auth" and meta.model_name == "user":
@@ -493,7 +508,7 @@ def cases(only: Callable[[Case], bool] | None = None) -> tuple[int, list[Case]]:
     result = []
     for key in routes:
         for case in filled.get(key, []):
-            case = Case(case.page, case.username, case.url, case.htmx, key)
+            case = Case(case.page, case.username, case.url, case.htmx, key, case.refused)
             if only is None or only(case):
                 result.append(case)
     return sum(1 for key in routes if key not in EXCLUDED), result

@@ -277,6 +277,14 @@ def build_evaluation(
 
 
 def build_extras(*, rng: random.Random) -> None:
+    """Write the rows of ``_extras`` in one transaction (a failed step leaves nothing half-written)."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        _extras(rng)
+
+
+def _extras(rng: random.Random) -> None:
     """The rows every route of ``scripts/bench_routes.py`` needs besides the studies; each written once.
 
     An admin account, LLM calls and run items of the judges' runs (a run page lists its items, a call page shows
@@ -304,14 +312,14 @@ def build_extras(*, rng: random.Random) -> None:
         admin.groups.add(Group.objects.get(name="admin"))
     benchmark = Benchmark.objects.get(slug="facet")
     for run in Run.objects.filter(name__startswith="bench calibration judge").exclude(items__isnull=False):
-        chunk = RunChunk.objects.create(run=run, status="done")
+        chunk = RunChunk.objects.create(run=run, number=1, status="done")
         calls = LLMCall.objects.bulk_create(
             [
                 LLMCall(
                     endpoint=run.endpoint,
                     request_hash=f"bench-{run.pk}-{k}",
                     request={"messages": [{"role": "user", "content": f"Compare pair {k}."}]},
-                    status="done",
+                    status="succeeded",
                     http_status=200,
                     response_text=f'{{"winner": "{rng.randint(-3, 3)}"}}',
                     parsed=True,
@@ -328,6 +336,7 @@ def build_extras(*, rng: random.Random) -> None:
                     run=run,
                     chunk=chunk,
                     key=f"pair-{k}",
+                    position=k,
                     request=call.request,
                     request_hash=call.request_hash,
                     call=call,
@@ -358,9 +367,18 @@ def build_extras(*, rng: random.Random) -> None:
     if not StatusDecision.objects.exists():
         item = Item.objects.filter(status="accepted").order_by("pk").first()
         StatusDecision.objects.create(
-            item=item, from_status="draft", to_status="accepted", source="lead_decision", decided_by=lead
+            item=item,
+            from_status="draft",
+            to_status="accepted",
+            source="lead_decision",
+            decided_by=lead,
+            reason="bench",
         )
     Token.objects.get_or_create(user=admin)
+    from core.models import UserProfile
+
+    for user in (lead, admin):
+        UserProfile.objects.get_or_create(user=user)
     if not DBTaskResult.objects.exists():
         DBTaskResult.objects.create(
             status="SUCCESSFUL",
