@@ -91,9 +91,11 @@ def test_the_taxonomy_page_runs_the_same_queries_for_one_or_four_benchmarks(taxo
     def grow() -> None:
         for k in range(2):
             benchmark = Benchmark.objects.create(slug=f"extra-{k}", name_en=f"Extra {k}", name_zh=f"额外{k}")
-            root = Dimension.objects.create(benchmark=benchmark, code=f"x{k}", name_en="Root", name_zh="根", level=1)
+            root = Dimension.objects.create(
+                benchmark=benchmark, code=f"x{k}", name_en="Root", name_zh="根", level="module"
+            )
             Dimension.objects.create(
-                benchmark=benchmark, parent=root, code=f"x{k}-a", name_en="Leaf", name_zh="叶", level=2
+                benchmark=benchmark, parent=root, code=f"x{k}-a", name_en="Leaf", name_zh="叶", level="dimension"
             )
 
     assert_same_queries_at_two_sizes(lambda: queries_for(client, "/taxonomy/"), grow)
