@@ -1,18 +1,24 @@
-"""Server time, SQL queries and peak Python memory of the pages each role uses, on a database of a given size.
+"""Server time, SQL queries and peak Python memory of every GET route, on a database of a given size.
 
-    .venv/bin/python scripts/bench_pages.py --items 2000 [--runs 9] [--json OUT]
+    .venv/bin/python scripts/bench_pages.py --items 2000 [--runs 9] [--json OUT] [--only NAME]
     DATABASE_URL=postgres://USER@HOST/bench .venv/bin/python scripts/bench_pages.py --items 100000 --json out.json
 
 Builds the data once (reused when the database already holds it): N bilingual items with two revisions each and
-two emotions, 50 users, an open and a closed screening round over 1/12 of the items each with two reviewers per
-item, model responses to the open prompts and a comparison set labelled by experts (about 90% done). Rows are
-written with ``bulk_create`` in batches (the benchmark's own fast path; the import path has its own benchmark,
-scripts/bench_import.py). Without DATABASE_URL a throwaway SQLite file is used. A database holding items that this
-script did not make is refused, so it never writes into real data.
+two emotions, 50 users and an admin, an open and a closed screening round over 1/12 of the items each with two
+reviewers per item, model responses to the open prompts and a comparison set labelled by experts (about 90% done),
+the studies and the rows every other route needs (scripts/bench_studies.py). Rows are written with ``bulk_create``
+in batches (the benchmark's own fast path; the import path has its own benchmark, scripts/bench_import.py). Without
+DATABASE_URL a throwaway SQLite file is used. A database holding items that this script did not make is refused, so
+it never writes into real data.
 
-Then requests every page with Django's test client as the role that uses it, ``--runs`` times, and prints one line
-per page: status, p50 and p95 server time, SQL queries, peak Python memory (tracemalloc, one extra run). ``--json``
-writes a list of objects with ``page``, ``role``, ``items``, ``queries``, ``p50_ms``, ``p95_ms``, ``peak_mb``.
+Then requests every GET route of the URL resolver (scripts/bench_routes.py: pages, htmx partials, API lists and
+details, admin pages; first, middle and last objects and pages, filters, English and Chinese searches of one and two
+characters) with Django's test client as the role that uses it, ``--runs`` times, and prints one line per request:
+status, p50 and p95 server time, SQL queries, peak Python memory (tracemalloc, one extra run). It ends with the
+number of GET routes and the misses (p95 over 50 ms or more than 10 queries), and fails when a route is neither
+filled nor excluded with a reason, or when a request answers an unexpected status. ``--json`` writes a list of
+objects with ``page``, ``route``, ``url``, ``role``, ``items``, ``status``, ``expected``, ``queries``, ``p50_ms``,
+``p95_ms``, ``peak_mb``.
 """
 
 import argparse
