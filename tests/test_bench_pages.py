@@ -28,7 +28,6 @@ KNOWN_OVER = {
     ("home", "admin"),  # 12: every panel of every role (docs/performance.md)
     ("items:item-detail", "expert"),  # 12 with screening feedback and near-duplicates
     ("items:item-edit", "lead_expert"),  # 12
-    ("items:drafting", "lead_expert"),  # 12
     ("releases:release-detail", "lead_expert"),  # a draft's checklist, recomputed per view
     ("admin:releases_release_change", "admin"),  # one query per pinned item (raw-id labels of the inline)
     ("admin:releases_release_delete", "admin"),
