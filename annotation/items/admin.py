@@ -1,4 +1,7 @@
+from django import forms
 from django.contrib import admin
+from django.db.models import ForeignKey
+from django.http import HttpRequest
 
 from annotation.items.models import (
     Benchmark,
@@ -18,6 +21,16 @@ class DimensionInline(admin.TabularInline):
     model = Dimension
     fields = ["code", "parent", "level", "name_en", "name_zh", "subjective", "provisional", "target_items", "position"]
     extra = 0
+
+    def formfield_for_foreignkey(self, db_field: ForeignKey, request: HttpRequest, **kwargs: object) -> forms.Field:
+        """Read the parent choices once per request, not once per dimension row of the inline."""
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "parent" and field is not None:
+            cached = request.__dict__.setdefault("_dimension_parent_choices", {})
+            if "parent" not in cached:
+                cached["parent"] = list(field.choices)
+            field.choices = cached["parent"]
+        return field
 
 
 @admin.register(Benchmark)

@@ -184,12 +184,13 @@ def taxonomy_tree() -> dict:
     """Return benchmarks with their dimension trees, emotions by valence, scenarios by domain, crisis levels."""
     from annotation.items.models import CrisisLevel
 
+    # Every benchmark's dimensions in one query, whatever the number of benchmarks.
+    by_benchmark: dict[int, dict[int | None, list[Dimension]]] = {}
+    for dim in Dimension.objects.order_by("position"):
+        by_benchmark.setdefault(dim.benchmark_id, {}).setdefault(dim.parent_id, []).append(dim)
     benchmarks = []
     for benchmark in Benchmark.objects.all():
-        dims = list(Dimension.objects.filter(benchmark=benchmark).order_by("position"))
-        children: dict[int | None, list[Dimension]] = {}
-        for dim in dims:
-            children.setdefault(dim.parent_id, []).append(dim)
+        children = by_benchmark.get(benchmark.pk, {})
         benchmarks.append({"benchmark": benchmark, "roots": children.get(None, []), "children": children})
     emotions = {v: [] for v in EmotionCategory.Valence.values}
     for emotion in EmotionCategory.objects.all():

@@ -44,15 +44,21 @@ def overview(request: HttpRequest) -> HttpResponse:
     jobs = list(selectors.drafting_job_list()[:20])
     for job in jobs:
         job.malformed, job.duplicates = _split_failures(job)
+    # The templates and drafting endpoints are read once each, for the table and for the job form's choices.
+    templates = list(selectors.item_template_list())
+    endpoints = list(job_form.fields["endpoint"].queryset)
+    for name, objects in (("template", templates), ("endpoint", endpoints)):
+        field = job_form.fields[name]
+        field.choices = [("", field.empty_label), *((obj.pk, field.label_from_instance(obj)) for obj in objects)]
     return render(
         request,
         "items/drafting.html",
         {
-            "templates": selectors.item_template_list(),
+            "templates": templates,
             "jobs": jobs,
             "template_form": template_form,
             "job_form": job_form,
-            "no_drafting_endpoint": not job_form.fields["endpoint"].queryset.exists(),
+            "no_drafting_endpoint": not endpoints,
         },
         status=400 if (template_form.errors or job_form.errors) else 200,
     )
