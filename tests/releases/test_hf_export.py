@@ -134,7 +134,9 @@ def test_layout_1_and_layout_2_exports_both_verify(frozen_layout_1, tmp_path, ca
     releases.release_export_to_directory(release=new_release, out=new)
     assert sorted(p.name for p in new.iterdir()) == layout_files(2)
     call_command("verify_release", str(new))
-    assert sorted(releases.release_export_to_directory(release=frozen_layout_1, out=tmp_path / "again")) == layout_files(1)
+    assert sorted(
+        releases.release_export_to_directory(release=frozen_layout_1, out=tmp_path / "again")
+    ) == layout_files(1)
 
 
 def test_a_layout_2_manifest_that_drops_a_file_of_the_layout_fails_offline(release_dir, capsys):

@@ -18,7 +18,6 @@ from annotation.items.interchange import SCHEMA_PATH
 from annotation.items.models import Benchmark, Item
 from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
-from annotation.releases import export
 from annotation.releases.export import layout_files, verify_directory
 from annotation.releases.models import FrozenReleaseError, Release, ReleaseItem
 from tests.factories import make_item, mcq_content
