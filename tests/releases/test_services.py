@@ -14,8 +14,8 @@ from django.core.management.base import CommandError
 from django.db import IntegrityError, connection, transaction
 
 from annotation.items import services
-from annotation.items.interchange import SCHEMA_PATH
 from annotation.items.models import Benchmark, Item
+from annotation.items.schema import SCHEMA_PATH
 from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
 from annotation.releases.export import layout_files, verify_directory
