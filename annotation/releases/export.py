@@ -140,7 +140,7 @@ def export_files(meta: dict, entries: list[dict], facts: dict, *, layout: int = 
     all_rows = [row for lang in LANGUAGES for row in by_lang[lang]]
     all_rows.sort(key=lambda r: (r["uid"], r["language"]))
     files["items.csv"] = _csv(all_rows)
-    card = card_markdown(meta, facts)
+    card = card_markdown(meta, facts, layout=layout)
     if layout == 1:
         files["items.parquet"] = _parquet(all_rows)
     else:

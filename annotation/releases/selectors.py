@@ -152,7 +152,7 @@ def release_card_text(
     if checks is None:
         checks = release_validate(release=release, entries=entries)
     facts = record.card_facts(release, entries, checks=[c.as_dict() for c in checks])
-    return card_markdown(record.release_meta(release, items=len(entries)), facts)
+    return card_markdown(record.release_meta(release, items=len(entries)), facts, layout=export.LAYOUT)
 
 
 def release_export_files(*, release: Release) -> dict[str, bytes]:

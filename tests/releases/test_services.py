@@ -198,7 +198,7 @@ def test_export_bytes_are_the_same_on_every_database(frozen_layout_1):
 # Layout 2 adds files and a YAML block to the card; the JSONL and CSV files are those of layout 1.
 EXPECTED_SHA256_LAYOUT_2 = {
     **{name: digest for name, digest in EXPECTED_SHA256.items() if name != "README.md"},
-    "README.md": "86eb7be4eafb34948cbd64a8b99f1fe906f79a868afce0fb56e871844fec638d",
+    "README.md": "049084290cc94b736819797746b12a38164e1e0dbe23013b58ebc2d5acfbe50b",
     "evals.en.jsonl": "047ec0c163ae6aac2bc77ea898dedf070f79a68eadf528812d802230366a7e85",
     "evals.zh.jsonl": "0ce4a65cabaf006342bd80e461d51eb6449dd7feb0b1894475d1681f21c26e01",
     "lm_eval.en.jsonl": "6996d641699f677082162f34f39acbfa1cd428bfe599f8b8ea4ed2cbcb506d85",
