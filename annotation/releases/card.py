@@ -22,18 +22,21 @@ LANGUAGE_NAMES = {"en": "English", "zh": "中文"}
 DECISION_LABELS = dict(DECISIONS)
 
 
-def card_markdown(meta: dict, facts: dict) -> str:
-    """Return the card: title and description as written, then one section per language of the release."""
+def card_markdown(meta: dict, facts: dict, *, layout: int = 1) -> str:
+    """Return the card: title and description as written, then one section per language of the release.
+
+    ``layout``: the export layout the card describes (``annotation.releases.export.LAYOUTS``), for its list of files.
+    """
     lines = [f"# {meta['title']}", ""]
     if meta.get("description"):
         lines += [meta["description"], ""]
     for lang in facts["languages"]:
         with translation.override(LOCALES[lang]):
-            lines += _section(lang, meta, facts)
+            lines += _section(lang, meta, facts, layout)
     return "\n".join(lines)
 
 
-def _section(lang: str, meta: dict, facts: dict) -> list[str]:
+def _section(lang: str, meta: dict, facts: dict, layout: int) -> list[str]:
     return [
         f"## {LANGUAGE_NAMES[lang]}",
         "",
@@ -55,7 +58,7 @@ def _section(lang: str, meta: dict, facts: dict) -> list[str]:
         meta.get("citation") or _("Not stated."),
         "```",
         "",
-        *_files(),
+        *_files(layout),
     ]
 
 
@@ -302,7 +305,25 @@ def _validation(facts: dict) -> list[str]:
     return [_heading(_("Validation")), "", *_bullets(lines), *([statement, ""] if statement else [])]
 
 
-def _files() -> list[str]:
+def _layout_2_files() -> list[str]:
+    return [
+        _labelled(
+            "`items.en.parquet`, `items.zh.parquet`, `items.bilingual.parquet`",
+            _("the Hugging Face configurations en, zh and bilingual, typed; load one with %(command)s")
+            % {"command": '`datasets.load_dataset(DIR, "en")`'},
+        ),
+        _labelled(
+            "`inspect_task.py`", _("an Inspect AI task that runs the objective items as this benchmark's app does")
+        ),
+        _labelled(
+            "`lm_eval.<lang>.yaml`, `lm_eval.<lang>.jsonl`",
+            _("lm-evaluation-harness tasks: multiple choice by log-likelihood, one document per turn"),
+        ),
+        _labelled("`evals.<lang>.jsonl`", _("OpenAI evals samples (Match), one per turn")),
+    ]
+
+
+def _files(layout: int) -> list[str]:
     return [
         _heading(_("Files")),
         "",
@@ -314,6 +335,7 @@ def _files() -> list[str]:
                     _("both languages per record, in the %(format)s interchange format") % {"format": f"`{FORMAT}`"},
                 ),
                 _labelled("`items.csv`, `items.parquet`", _("one row per item and language")),
+                *(_layout_2_files() if layout >= 2 else []),
                 _labelled(
                     "`manifest.json`",
                     _("size and SHA-256 of every other file; check a copy with %(command)s")

@@ -17,10 +17,17 @@ import pyarrow.parquet as pq
 
 from annotation.items.content import LANGUAGES
 from annotation.releases.card import card_markdown
+from annotation.releases.harness import harness_files
+from annotation.releases.hf import LANGUAGE_FEATURES, hf_files, language_row, parquet_bytes
 from core.canonical import canonical_json
 from core.csvsafe import csv_text
 
 MANIFEST = "manifest.json"
+# The export layout new freezes write. 1: JSONL, CSV, Parquet of text columns, card, manifest (no ``layout`` key in
+# the manifest); 2: adds the Hugging Face layout (typed Parquet per configuration, the card's YAML block) and the
+# harness task files, and records ``"layout": 2`` in the manifest. A frozen release keeps the files of its layout.
+LAYOUT = 2
+LAYOUTS = (1, 2)
 ZIP_CONTENT_TYPE = "application/zip"
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 CSV_COLUMNS = [
@@ -116,23 +123,34 @@ def _parquet(rows: list[dict]) -> bytes:
     return sink.getvalue()
 
 
-def export_files(meta: dict, entries: list[dict], facts: dict) -> dict[str, bytes]:
+def export_files(meta: dict, entries: list[dict], facts: dict, *, layout: int = LAYOUT) -> dict[str, bytes]:
     """Return every export file by name (manifest included), built only from the given plain data.
 
-    ``facts`` are the dataset card's (``annotation.releases.record.card_facts``).
+    ``facts`` are the dataset card's (``annotation.releases.record.card_facts``); ``layout`` one of ``LAYOUTS``.
     """
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown export layout {layout!r}")
     entries = sorted(entries, key=lambda e: e["uid"])
     by_lang = _language_rows(meta, entries)
+    interchange = [e["interchange"] for e in entries]
     files: dict[str, bytes] = {}
     for lang in LANGUAGES:
         files[f"items.{lang}.jsonl"] = _jsonl(by_lang[lang])
-    files["items.bilingual.jsonl"] = _jsonl([e["interchange"] for e in entries])
+    files["items.bilingual.jsonl"] = _jsonl(interchange)
     all_rows = [row for lang in LANGUAGES for row in by_lang[lang]]
     all_rows.sort(key=lambda r: (r["uid"], r["language"]))
     files["items.csv"] = _csv(all_rows)
-    files["items.parquet"] = _parquet(all_rows)
-    files["README.md"] = card_markdown(meta, facts).encode("utf-8")
-    files[MANIFEST] = manifest_bytes(meta, files)
+    card = card_markdown(meta, facts, layout=layout)
+    if layout == 1:
+        files["items.parquet"] = _parquet(all_rows)
+    else:
+        typed, front_matter = hf_files(meta, by_lang, interchange)
+        files.update(typed)
+        files["items.parquet"] = parquet_bytes([language_row(r) for r in all_rows], LANGUAGE_FEATURES)
+        files.update(harness_files(meta, interchange))
+        card = front_matter + card
+    files["README.md"] = card.encode("utf-8")
+    files[MANIFEST] = manifest_bytes(meta, files, layout=layout)
     return dict(sorted(files.items()))
 
 
@@ -141,16 +159,15 @@ def file_checksums(files: dict[str, bytes]) -> list[tuple[str, int, str]]:
     return [(name, len(data), hashlib.sha256(data).hexdigest()) for name, data in files.items()]
 
 
-def manifest_bytes(meta: dict, files: dict[str, bytes]) -> bytes:
-    """Return the manifest: release identity plus size and SHA-256 of every other file."""
+def manifest_bytes(meta: dict, files: dict[str, bytes], *, layout: int = LAYOUT) -> bytes:
+    """Return the manifest: release identity plus size and SHA-256 of every other file (and the layout, from 2)."""
     listing = {
         name: {"bytes": size, "sha256": digest}
         for name, size, digest in file_checksums(dict(sorted(files.items())))
         if name != MANIFEST
     }
-    return (
-        json.dumps({"release": meta, "files": listing}, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    ).encode()
+    manifest = {"release": meta, "files": listing, **({"layout": layout} if layout > 1 else {})}
+    return (json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode()
 
 
 def zip_bytes(files: dict[str, bytes], folder: str) -> bytes:
@@ -166,6 +183,21 @@ def zip_bytes(files: dict[str, bytes], folder: str) -> bytes:
     return buffer.getvalue()
 
 
+def layout_files(layout: int) -> list[str]:
+    """Return the names every export of ``layout`` holds (manifest included)."""
+    names = [f"items.{lang}.jsonl" for lang in LANGUAGES]
+    names += ["items.bilingual.jsonl", "items.csv", "items.parquet", "README.md", MANIFEST]
+    if layout >= 2:
+        names += [f"items.{config}.parquet" for config in (*LANGUAGES, "bilingual")]
+        names += ["inspect_task.py"]
+        names += [
+            f"{prefix}.{lang}.{ext}"
+            for lang in LANGUAGES
+            for prefix, ext in (("lm_eval", "yaml"), ("lm_eval", "jsonl"), ("evals", "jsonl"))
+        ]
+    return sorted(names)
+
+
 def read_manifest(path: Path) -> tuple[dict | None, list[str]]:
     """Return the manifest in ``path`` as {"release", "files"}, or None and why it cannot be read."""
     manifest_path = path / MANIFEST
@@ -179,7 +211,11 @@ def read_manifest(path: Path) -> tuple[dict | None, list[str]]:
         return None, [f"{MANIFEST} is not a valid manifest: {exc}"]
     if not isinstance(listing, dict) or not isinstance(release, dict):
         return None, [f"{MANIFEST} is not a valid manifest: no file listing"]
-    return {"release": release, "files": listing}, []
+    layout = manifest.get("layout", 1)
+    if layout not in LAYOUTS:
+        known = ", ".join(str(n) for n in LAYOUTS)
+        return None, [f"{MANIFEST} names export layout {layout!r}; this version reads layouts {known}"]
+    return {"release": release, "files": listing, "layout": layout}, []
 
 
 def verify_directory(path: Path, expected: dict[str, dict] | None = None) -> list[str]:
@@ -188,12 +224,17 @@ def verify_directory(path: Path, expected: dict[str, dict] | None = None) -> lis
     Without ``expected``, the directory's own manifest is the listing (and is itself not checked); a listing
     recorded elsewhere (at freeze, in the database) includes the manifest.
     """
+    problems = []
     if expected is None:
         manifest, problems = read_manifest(path)
         if manifest is None:
             return problems
         expected = manifest["files"]
-    problems = []
+        problems = [
+            f"{name}: part of export layout {manifest['layout']} but not listed in the manifest"
+            for name in layout_files(manifest["layout"])
+            if name != MANIFEST and name not in expected
+        ]
     for name, listed in sorted(expected.items()):
         file = path / name
         if not file.is_file():

@@ -15,7 +15,7 @@ from django.db.models import BinaryField, Case, QuerySet, Value, When
 from django.utils.translation import gettext as _
 
 from annotation.items.models import EmotionCategory, Scenario
-from annotation.releases import record
+from annotation.releases import export, record
 from annotation.releases.card import card_markdown
 from annotation.releases.checks import Check, EntryFacts, release_checklist
 from annotation.releases.export import (
@@ -135,7 +135,7 @@ def release_files_build(*, release: Release, entries: list[ReleaseItem]) -> dict
     """Write the export files of ``release`` from the live rows (done once, at freeze)."""
     records = record.export_records(release, entries)
     facts = record.card_facts(release, entries, checks=release.validation.get("checks", []))
-    return export_files(record.release_meta(release, items=len(records)), records, facts)
+    return export_files(record.release_meta(release, items=len(records)), records, facts, layout=export.LAYOUT)
 
 
 def release_card_text(
@@ -152,7 +152,7 @@ def release_card_text(
     if checks is None:
         checks = release_validate(release=release, entries=entries)
     facts = record.card_facts(release, entries, checks=[c.as_dict() for c in checks])
-    return card_markdown(record.release_meta(release, items=len(entries)), facts)
+    return card_markdown(record.release_meta(release, items=len(entries)), facts, layout=export.LAYOUT)
 
 
 def release_export_files(*, release: Release) -> dict[str, bytes]:

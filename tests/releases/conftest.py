@@ -52,3 +52,12 @@ def accepted_items(taxonomy, lead):
 @pytest.fixture
 def frozen(accepted_items, fixed_clock):
     return make_frozen_release(version="1.0.0", title="FACET 1.0.0", override_reason="test subset")
+
+
+@pytest.fixture
+def frozen_layout_1(accepted_items, fixed_clock, monkeypatch):
+    """The same release frozen as a release was frozen before export layout 2 (its files are kept as written)."""
+    from annotation.releases import export
+
+    monkeypatch.setattr(export, "LAYOUT", 1)
+    return make_frozen_release(version="1.0.0", title="FACET 1.0.0", override_reason="test subset")

@@ -31,7 +31,7 @@ from annotation.items.models import (
 from annotation.releases import record
 from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
-from annotation.releases.export import MANIFEST
+from annotation.releases.export import MANIFEST, layout_files
 from annotation.releases.models import FrozenReleaseError, Release, ReleaseFile, ReleaseItem
 from annotation.screening import services as screening
 from annotation.screening.criteria import default_criteria_create
@@ -41,15 +41,7 @@ from tests.factories import make_frozen_release, make_item, make_review, make_sc
 
 pytestmark = pytest.mark.django_db
 
-FILES = [
-    "README.md",
-    "items.bilingual.jsonl",
-    "items.csv",
-    "items.en.jsonl",
-    "items.parquet",
-    "items.zh.jsonl",
-    "manifest.json",
-]
+FILES = layout_files(2)
 
 
 def classified(n: int, dimension: Dimension | None = None) -> services.ItemState:

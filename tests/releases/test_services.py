@@ -14,11 +14,11 @@ from django.core.management.base import CommandError
 from django.db import IntegrityError, connection, transaction
 
 from annotation.items import services
-from annotation.items.interchange import SCHEMA_PATH
 from annotation.items.models import Benchmark, Item
+from annotation.items.schema import SCHEMA_PATH
 from annotation.releases import selectors as release_selectors
 from annotation.releases import services as releases
-from annotation.releases.export import verify_directory
+from annotation.releases.export import layout_files, verify_directory
 from annotation.releases.models import FrozenReleaseError, Release, ReleaseItem
 from tests.factories import make_item, mcq_content
 from tests.releases.conftest import FIXED_NOW
@@ -158,18 +158,8 @@ def test_export_is_byte_identical_and_matches_its_manifest(frozen, tmp_path):
     second = release_selectors.release_export_zip(release=Release.objects.get(pk=frozen.pk))
     assert first == second
     names = zipfile.ZipFile(io.BytesIO(first)).namelist()
-    assert names == [
-        f"facet-1.0.0/{n}"
-        for n in [
-            "README.md",
-            "items.bilingual.jsonl",
-            "items.csv",
-            "items.en.jsonl",
-            "items.parquet",
-            "items.zh.jsonl",
-            "manifest.json",
-        ]
-    ]
+    assert names == [f"facet-1.0.0/{n}" for n in layout_files(2)]
+    assert "items.en.parquet" in layout_files(2) and "inspect_task.py" in layout_files(2)
     out = tmp_path / "export"
     files = releases.release_export_to_directory(release=frozen, out=out)
     assert verify_directory(out) == []
@@ -193,12 +183,38 @@ EXPECTED_SHA256 = {
 }
 
 
-def test_export_bytes_are_the_same_on_every_database(frozen):
-    files = release_selectors.release_export_files(release=frozen)
+def test_export_bytes_are_the_same_on_every_database(frozen_layout_1):
+    """Layout 1, as releases frozen before layout 2 have it: the same bytes as then."""
+    files = release_selectors.release_export_files(release=frozen_layout_1)
+    assert sorted(files) == layout_files(1)
     digests = {name: hashlib.sha256(files[name]).hexdigest() for name in EXPECTED_SHA256}
     assert digests == EXPECTED_SHA256
+    assert "layout" not in json.loads(files["manifest.json"])
     table = pq.read_table(io.BytesIO(files["items.parquet"]))
     assert table.num_rows == 8 and table.column("uid").to_pylist()[:2] == ["rel-0", "rel-0"]
+    assert {str(t) for t in table.schema.types} == {"string"}
+
+
+# Layout 2 adds files and a YAML block to the card; the JSONL and CSV files are those of layout 1.
+EXPECTED_SHA256_LAYOUT_2 = {
+    **{name: digest for name, digest in EXPECTED_SHA256.items() if name != "README.md"},
+    "README.md": "049084290cc94b736819797746b12a38164e1e0dbe23013b58ebc2d5acfbe50b",
+    "evals.en.jsonl": "047ec0c163ae6aac2bc77ea898dedf070f79a68eadf528812d802230366a7e85",
+    "evals.zh.jsonl": "0ce4a65cabaf006342bd80e461d51eb6449dd7feb0b1894475d1681f21c26e01",
+    "lm_eval.en.jsonl": "6996d641699f677082162f34f39acbfa1cd428bfe599f8b8ea4ed2cbcb506d85",
+    "lm_eval.en.yaml": "e6f170e3df6ce75b8a0d7913c2dfd75dffa3ae4d0e4945be1e87547d71ae2642",
+    "lm_eval.zh.jsonl": "79a4cecd250b61f736feccc5e3426c8ff3518f45b52f2385a9e3e8a4fcbc2abd",
+    "lm_eval.zh.yaml": "adb9d2cdd5bcdbc750249e0bd739c8632deef54b9b9ec18cbb72c77fe3f66533",
+}
+
+
+def test_layout_2_export_bytes_are_the_same_on_every_database(frozen):
+    files = release_selectors.release_export_files(release=frozen)
+    digests = {name: hashlib.sha256(files[name]).hexdigest() for name in EXPECTED_SHA256_LAYOUT_2}
+    assert digests == EXPECTED_SHA256_LAYOUT_2
+    assert json.loads(files["manifest.json"])["layout"] == 2
+    table = pq.read_table(io.BytesIO(files["items.parquet"]))
+    assert table.num_rows == 8 and table.schema.field("revision").type == "int64"
 
 
 def test_exported_records_follow_the_published_schema_and_reimport_unchanged(frozen):

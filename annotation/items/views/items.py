@@ -6,7 +6,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -24,10 +24,11 @@ from annotation.items.forms import (
     content_from_post,
     editor_rows,
 )
-from annotation.items.interchange import SCHEMA_PATH, dump_jsonl
+from annotation.items.interchange import dump_jsonl
 from annotation.items.models import Benchmark, Item, ItemDraft, StatusDecision
 from annotation.items.neighbours import item_neighbours
 from annotation.items.pagination import IdsFirstPaginator, count_cache_key
+from annotation.items.schema import item_schema_text
 from core import home
 from core.permissions import permission_required
 
@@ -419,5 +420,7 @@ def item_import(request: HttpRequest) -> HttpResponse:
     return render(request, "items/item_import.html", context)
 
 
-def item_schema(request: HttpRequest) -> FileResponse:
-    return FileResponse(SCHEMA_PATH.open("rb"), content_type="application/schema+json")
+def item_schema(request: HttpRequest) -> HttpResponse:
+    """The published item schema with this instance's text limit (``ITEM_MAX_TEXT_CHARS``), as imports apply it."""
+    text = item_schema_text(settings.ITEM_MAX_TEXT_CHARS)
+    return HttpResponse(text.encode("utf-8"), content_type="application/schema+json")
