@@ -180,6 +180,7 @@ REQUIRED = {
     "calibration-run-list": "calibration.run_judge",
     "calibration-run-detail": "calibration.run_judge",
     "calibration-run-report": "calibration.run_judge",
+    "calibration-run-report-status": "calibration.run_judge",
     "calibration-run-file": "calibration.run_judge",
     "calibration-run-suggestion": "calibration.run_judge",
     "calibration-run-select": "calibration.run_judge",
