@@ -7,6 +7,7 @@ judges, runs and reports show which models wrote the responses experts label, so
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -40,6 +41,16 @@ from core.routing import app_router
 from core.rowfiles import FORMATS, language_param, pair_headers, table_response
 
 RUN_JUDGE = "calibration.run_judge"
+REPORT_STATE_EXAMPLE = {
+    "state": "computing",
+    "under_way": True,
+    "error": "",
+    "requested_at": "2026-05-04T10:00:00Z",
+    "reported_at": None,
+    "report_digest": "",
+    "status_url": "https://eistudio.example.org/api/calibration/runs/3/report/status/",
+    "report_url": "https://eistudio.example.org/api/calibration/runs/3/report/",
+}
 AUTHOR = "calibration.author_judge_prompt"
 READ_ITEMS = "items.view_item"
 
@@ -238,19 +249,46 @@ class CalibrationRunViewSet(
     @extend_schema(
         methods=["POST"],
         request=None,
-        responses={200: OpenApiTypes.OBJECT},
-        description="Compute (or recompute) the report from the stored verdicts; refused until every judge's run "
-        "has finished and been collected.",
+        responses={202: OpenApiTypes.OBJECT},
+        examples=[OpenApiExample("Queued", response_only=True, status_codes=["202"], value=REPORT_STATE_EXAMPLE)],
+        description="Queue the computation (or recomputation) of the report from the stored verdicts for a "
+        "background worker; answers 202 with the computation's state and the address to poll for it "
+        "(``status_url``, also in the Location header). Refused until every judge's run has finished and been "
+        "collected. Asking again while it is under way changes nothing.",
     )
     @action(detail=True, methods=["get", "post"])
     def report(self, request: Request, pk: str | None = None) -> Response:
         run = get_object_or_404(CalibrationRun, pk=pk)
         if request.method == "POST":
-            services.calibration_report_compute(run=run)
-            run.refresh_from_db()
+            run = services.calibration_report_request(run=run)
+            body = self._report_state(request, run)
+            return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
         if not run.report:
             return not_ready()
         return self._report(run)
+
+    def _report_state(self, request: Request, run: CalibrationRun) -> dict:
+        return {
+            "state": run.report_state,
+            "under_way": services.report_under_way(run),
+            "error": run.report_error,
+            "requested_at": run.report_requested_at,
+            "reported_at": run.reported_at,
+            "report_digest": run.report_digest,
+            "status_url": request.build_absolute_uri(reverse("calibration-run-report-status", args=[run.pk])),
+            "report_url": request.build_absolute_uri(reverse("calibration-run-report", args=[run.pk])),
+        }
+
+    @extend_schema(
+        request=None,
+        responses={200: OpenApiTypes.OBJECT},
+        examples=[OpenApiExample("Computing", response_only=True, value=REPORT_STATE_EXAMPLE)],
+        description="Where the report's computation stands: idle (never requested), queued, computing, done or "
+        "failed (with the error); ``report_url`` gives the report once it is done.",
+    )
+    @action(detail=True, methods=["get"], url_path="report/status", url_name="report-status")
+    def report_status(self, request: Request, pk: str | None = None) -> Response:
+        return Response(self._report_state(request, get_object_or_404(CalibrationRun, pk=pk)))
 
     @extend_schema(
         request=None,

@@ -139,8 +139,20 @@ class VerdictOrder(models.TextChoices):
     BA = "BA", _("B first")
 
 
+class ReportState(models.TextChoices):
+    """Where the computation of a calibration run's report stands (a worker computes it: ``calibration.tasks``)."""
+
+    IDLE = "idle", _("not requested")
+    QUEUED = "queued", _("queued")
+    COMPUTING = "computing", _("computing")
+    DONE = "done", _("done")
+    FAILED = "failed", _("failed")
+
+
 class CalibrationRun(models.Model):
     """Every candidate judge asked about every comparison of a set, in both orders."""
+
+    ReportState = ReportState
 
     name = models.CharField(_("name"), max_length=200)
     comparison_set = models.ForeignKey(
@@ -161,10 +173,18 @@ class CalibrationRun(models.Model):
     report = models.JSONField(_("report"), null=True, blank=True)
     report_digest = models.CharField(_("report checksum"), max_length=64, blank=True)
     reported_at = models.DateTimeField(null=True, blank=True)
+    report_state = models.CharField(
+        _("report computation"), max_length=10, choices=ReportState.choices, default=ReportState.IDLE
+    )
+    report_requested_at = models.DateTimeField(null=True, blank=True)
+    report_error = models.TextField(_("why the report computation failed"), blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(report_state__in=ReportState.values), name="calibration_report_state_valid"
+            ),
             models.CheckConstraint(
                 condition=Q(combine_rule__in=CombineRule.values), name="calibration_run_combine_rule_valid"
             ),

@@ -137,6 +137,7 @@ class CalibrationRunSerializer(serializers.ModelSerializer):
             "judges",
             "juries",
             "report_ready",
+            "report_state",
             "report_digest",
             "created_by",
             "created_at",

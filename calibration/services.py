@@ -1,6 +1,7 @@
 """Every write of the calibration app: judge prompts, prompt sets, judges and juries, calibration runs, selection."""
 
 import json
+import logging
 from pathlib import Path
 
 from django.conf import settings
@@ -36,6 +37,8 @@ from llm.models import Endpoint, Run, RunItem
 
 VERDICT_PARSER = "calibration.verdict"
 CALIBRATION_PURPOSE = "calibration"
+
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -343,19 +346,115 @@ def primary_judge() -> JudgeSelection | None:
     return JudgeSelection.objects.select_related("judge", "calibration_run", "selected_by").first()
 
 
+# A request whose computation has not finished after this long lost its worker: it may be requested again.
+REPORT_STALE_SECONDS = 900
+
+
+def _report_refusal(run: CalibrationRun) -> str | None:
+    """Return why the run's report cannot be computed yet, or None."""
+    if calibration_run_status(run=run) != "finished":
+        return _("The judges' runs are not finished and collected yet; wait for them to finish.")
+    if not run.verdicts.exists():
+        return _("No judge verdicts yet.")
+    return None
+
+
+def report_under_way(run: CalibrationRun) -> bool:
+    """Return whether a worker is (or will be) computing the run's report, as requested less than 15 minutes ago."""
+    return (
+        run.report_state in (CalibrationRun.ReportState.QUEUED, CalibrationRun.ReportState.COMPUTING)
+        and run.report_requested_at is not None
+        and (timezone.now() - run.report_requested_at).total_seconds() < REPORT_STALE_SECONDS
+    )
+
+
 @transaction.atomic
+def calibration_report_request(*, run: CalibrationRun) -> CalibrationRun:
+    """Queue the computation of the run's report for a worker (``calibration.tasks.report_compute``).
+
+    The request itself is a short write; the worker computes the report outside any transaction and stores it in
+    another short one, so no request (and no sign-in) waits for the statistics. A request while one is under way
+    changes nothing. Refused until every judge's run has finished and been collected.
+    """
+    from calibration import tasks
+
+    locked = CalibrationRun.objects.select_for_update().get(pk=run.pk)
+    refusal = _report_refusal(locked)
+    if refusal:
+        raise ValidationError(refusal)
+    if not report_under_way(locked):
+        locked.report_state, locked.report_error = CalibrationRun.ReportState.QUEUED, ""
+        locked.report_requested_at = timezone.now()
+        locked.save(update_fields=["report_state", "report_error", "report_requested_at"])
+        transaction.on_commit(lambda: tasks.report_compute.enqueue(locked.pk))
+    run.report_state, run.report_error = locked.report_state, locked.report_error
+    run.report_requested_at = locked.report_requested_at
+    return locked
+
+
+def calibration_report_work(*, run_id: int) -> bool:
+    """Compute a queued report (the worker's task); return whether it was computed now.
+
+    The queued request is claimed by one short update, so two workers never compute the same request; a failure is
+    recorded on the run (its page shows it) and raised again for the worker's log.
+    """
+    claimed = CalibrationRun.objects.filter(pk=run_id, report_state=CalibrationRun.ReportState.QUEUED).update(
+        report_state=CalibrationRun.ReportState.COMPUTING
+    )
+    if not claimed:
+        return False
+    run = CalibrationRun.objects.get(pk=run_id)
+    try:
+        calibration_report_compute(run=run)
+    except Exception as exc:
+        error = " ".join(exc.messages) if isinstance(exc, ValidationError) else f"{type(exc).__name__}: {exc}"
+        failed = CalibrationRun.ReportState.FAILED
+        CalibrationRun.objects.filter(pk=run_id).update(report_state=failed, report_error=error)
+        if isinstance(exc, ValidationError):
+            return False
+        raise
+    _figures_draw(run)
+    return True
+
+
+def _figures_draw(run: CalibrationRun) -> None:
+    """Draw the run page's figure in every interface language into the shared cache, so no reader waits for it.
+
+    The page draws a missing figure itself, so a failure here costs the first reader the wait, nothing else.
+    """
+    from django.utils import translation
+
+    from calibration.charts import page_forest
+
+    for language, _name in settings.LANGUAGES:
+        try:
+            with translation.override(language):
+                page_forest(run)
+        except Exception:  # noqa: BLE001 (the page draws it on demand)
+            logger.exception("Drawing the figure of calibration run %s in %s failed", run.pk, language)
+
+
 def calibration_report_compute(*, run: CalibrationRun) -> dict:
-    """Compute the report from the stored verdicts and store it with its checksum (refused until all are stored)."""
+    """Compute the report from the stored verdicts and store it with its checksum (refused until all are stored).
+
+    The statistics (bootstrap resamples over every stratum: seconds to minutes) are computed outside any
+    transaction; only storing the result is one, so on SQLite the write lock is held for a moment, not for the
+    computation. The worker calls this for a requested report; the demo and benchmarks call it directly.
+    """
     from calibration.report import build_report, report_digest
 
-    CalibrationRun.objects.select_for_update().filter(pk=run.pk).first()  # one computation at a time
-    if calibration_run_status(run=run) != "finished":
-        raise ValidationError(_("The judges' runs are not finished and collected yet; wait for them to finish."))
-    if not run.verdicts.exists():
-        raise ValidationError(_("No judge verdicts yet."))
+    refusal = _report_refusal(run)
+    if refusal:
+        raise ValidationError(refusal)
     report = build_report(run)
-    run.report, run.report_digest, run.reported_at = report, report_digest(report), timezone.now()
-    run.save(update_fields=["report", "report_digest", "reported_at"])
+    digest = report_digest(report)
+    with transaction.atomic():
+        locked = CalibrationRun.objects.select_for_update().get(pk=run.pk)
+        locked.report, locked.report_digest, locked.reported_at = report, digest, timezone.now()
+        locked.report_state, locked.report_error = CalibrationRun.ReportState.DONE, ""
+        locked.save(update_fields=["report", "report_digest", "reported_at", "report_state", "report_error"])
+    run.report, run.report_digest, run.reported_at = locked.report, locked.report_digest, locked.reported_at
+    run.report_state, run.report_error = locked.report_state, locked.report_error
     return report
 
 

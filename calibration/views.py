@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from django_htmx.http import HttpResponseClientRefresh
 
 from calibration import exports, selectors, services
 from calibration.agreement.planning import plan
@@ -132,6 +133,7 @@ def _run_context(run: CalibrationRun) -> dict:
         "status": status,
         "juries": list(run.juries.all()),
         "row_formats": FORMATS,
+        "report_busy": services.report_under_way(run),
     }
 
 
@@ -150,6 +152,11 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = _run_context(run)
     if request.htmx and request.GET.get("part") == "progress":
         return render(request, "calibration/run.html#progress", context)
+    if request.htmx and request.GET.get("part") == "report-state":
+        if not context["report_busy"]:
+            # Computed (or failed): the whole page changes, so the browser loads it again.
+            return HttpResponseClientRefresh()
+        return render(request, "calibration/run.html#report_state", context)
     report = run.report
     if report:
         overall = report["strata"][0] if report["strata"] else None
@@ -182,11 +189,13 @@ def run_report(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(CalibrationRun, pk=pk)
     if request.method == "POST":
         try:
-            services.calibration_report_compute(run=run)
+            services.calibration_report_request(run=run)
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
         else:
-            messages.success(request, _("Report computed."))
+            messages.success(
+                request, _("The report is being computed in the background; this page shows it when it is ready.")
+            )
     return redirect("calibration:run", pk=run.pk)
 
 

@@ -120,7 +120,17 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Django's SQLite backend with a flush that does not fire the triggers guarding frozen releases.
     DATABASES["default"]["ENGINE"] = "core.backends.sqlite3"
-    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
+    # WAL: readers (a page, a sign-in's first reads) never wait for a writer, nor a writer for them; a writer waits up
+    # to SQLITE_BUSY_TIMEOUT seconds for another's transaction (IMMEDIATE: it takes the write lock when it begins, so
+    # waiting is all it ever does, never a failed lock upgrade). Writes keep their transactions short: long work (a
+    # calibration report) runs in a worker and stores its result in one short transaction.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": float(os.environ.get("SQLITE_BUSY_TIMEOUT", "30")),
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        }
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -140,9 +150,10 @@ LOGOUT_REDIRECT_URL = "login"
 LOGIN_MAX_FAILURES = int(os.environ.get("LOGIN_MAX_FAILURES", "5"))
 LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
 
-# The cache holds the API's request throttles, so several server processes must share it: the database cache
-# (its table is made by `manage.py createcachetable`, which `make serve` runs). "locmem" keeps it per process.
-CACHE_BACKEND = os.environ.get("CACHE_BACKEND", "locmem" if DEBUG else "database")
+# The cache holds the API's request throttles and the figures a worker draws in advance, so the web processes and
+# the workers must share it, in development too: the database cache (its table is made by `manage.py
+# createcachetable`, which `make serve` and `make run` run). "locmem" keeps it per process (the tests use it).
+CACHE_BACKEND = os.environ.get("CACHE_BACKEND", "database")
 if CACHE_BACKEND not in {"database", "locmem"}:
     raise RuntimeError(f"CACHE_BACKEND must be 'database' or 'locmem', not {CACHE_BACKEND!r}.")
 CACHES = {

@@ -24,7 +24,8 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
         Path(tempfile.gettempdir()) / f"eistudio-test-{os.getpid()}.sqlite3"
     )
     # A file costs an fsync per commit; the test database is thrown away, so skip that.
-    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA synchronous=OFF"  # noqa: F405
+    # WAL as configured in config.settings, then synchronous=OFF.
+    DATABASES["default"]["OPTIONS"]["init_command"] += "; PRAGMA synchronous=OFF"  # noqa: F405
 
 # One process runs the tests: a per-process cache is enough and needs no table (tests/core/test_serve.py checks
 # the database cache production uses).

@@ -15,6 +15,9 @@ class CoreConfig(AppConfig):
 
         # Groups need the permissions that migrate creates, so roles are synced after every migrate.
         post_migrate.connect(sync_roles_after_migrate, dispatch_uid="core.sync_roles")
+        # The database cache's table is no migration's: every migrated database gets it, so that the processes
+        # sharing it (web, workers, commands) never meet a missing table (``createcachetable`` skips it if present).
+        post_migrate.connect(create_cache_table_after_migrate, sender=self, dispatch_uid="core.cache_table")
 
         from core.signals import note_password_change, revoke_tokens_after_password_change
 
@@ -23,6 +26,13 @@ class CoreConfig(AppConfig):
         post_save.connect(
             revoke_tokens_after_password_change, sender=settings.AUTH_USER_MODEL, dispatch_uid="core.revoke_tokens"
         )
+
+
+def create_cache_table_after_migrate(*, using: str = "default", **kwargs: object) -> None:
+    """Create the database cache's table in the database just migrated, if the settings use it."""
+    from django.core.management import call_command
+
+    call_command("createcachetable", database=using, verbosity=0)
 
 
 class StudioAdminConfig(admin_apps.AdminConfig):

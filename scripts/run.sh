@@ -11,6 +11,8 @@ export LLM_SIMULATOR_URL=${LLM_SIMULATOR_URL:-http://127.0.0.1:$SIM_PORT/v1}
 
 "$PY" manage.py demo_database_prepare
 "$PY" manage.py migrate --noinput >/dev/null
+# The web server and the worker share the database cache (figures the worker draws are found by the pages).
+"$PY" manage.py createcachetable
 "$PY" manage.py seed_demo
 "$PY" manage.py llm_register_simulator --base-url "$LLM_SIMULATOR_URL"
 

@@ -14,6 +14,7 @@ ANSWER_CODES = {"missing_answer", "answer_out_of_range"}
 CHECK_LABELS = {
     "not_empty": gettext_lazy("Not empty"),
     "all_accepted": gettext_lazy("Every item accepted"),
+    "revisions_screened": gettext_lazy("Every pinned revision passed screening"),
     "bilingual_parity": gettext_lazy("Both languages present and in parity"),
     "answer_keys": gettext_lazy("Answer keys valid"),
     "near_duplicates": gettext_lazy("No near-duplicates above the threshold"),
@@ -35,6 +36,10 @@ class EntryFacts:
     content: dict
     domain: str | None
     valences: list[str]
+    # The pinned revision's number, and the numbers of the revisions an accepting decision (a screening round's, a
+    # lead expert's or a lead's import) accepted: a pinned revision not among them never passed screening.
+    revision: int
+    accepted_revisions: tuple[int, ...]
 
 
 @dataclass
@@ -60,6 +65,25 @@ def _all_accepted(entries: list[EntryFacts]) -> Check:
         f"{n - len(not_accepted)} of {n} items accepted",
         not_accepted,
         params={"ok": n - len(not_accepted), "n": n},
+    )
+
+
+def _revisions_screened(entries: list[EntryFacts]) -> Check:
+    """Check that every pinned revision is one an accepting decision accepted, not a later (or earlier) text."""
+    n = len(entries)
+    unscreened = [e for e in entries if e.revision not in e.accepted_revisions]
+    details = [
+        f"{e.uid}: revision {e.revision} pinned, "
+        + (f"revision {max(e.accepted_revisions)} accepted" if e.accepted_revisions else "never accepted")
+        for e in sorted(unscreened, key=lambda e: e.uid)
+    ]
+    return Check(
+        "revisions_screened",
+        not unscreened,
+        f"{n - len(unscreened)} of {n} pinned revisions passed screening",
+        sorted(e.uid for e in unscreened),
+        details,
+        params={"ok": n - len(unscreened), "n": n},
     )
 
 
@@ -190,6 +214,7 @@ def release_checklist(
     return [
         Check("not_empty", n > 0, f"{n} items", params={"n": n}),
         _all_accepted(entries),
+        _revisions_screened(entries),
         *_parity_and_answer_keys(entries),
         _near_duplicates(entries, duplicate_threshold),
         _dimension_targets(entries),
@@ -210,6 +235,19 @@ def _word_all_accepted(p: dict) -> str | None:
     if "n" not in p:
         return None
     return ngettext("%(ok)s of %(n)s item accepted", "%(ok)s of %(n)s items accepted", p["n"]) % p
+
+
+def _word_revisions_screened(p: dict) -> str | None:
+    if "n" not in p:
+        return None
+    return (
+        ngettext(
+            "%(ok)s of %(n)s pinned revision passed screening",
+            "%(ok)s of %(n)s pinned revisions passed screening",
+            p["n"],
+        )
+        % p
+    )
 
 
 def _word_bilingual_parity(p: dict) -> str | None:
@@ -292,6 +330,7 @@ def _word_valence_balance(p: dict) -> str | None:
 SUMMARY_WORDING = {
     "not_empty": _word_not_empty,
     "all_accepted": _word_all_accepted,
+    "revisions_screened": _word_revisions_screened,
     "bilingual_parity": _word_bilingual_parity,
     "answer_keys": _word_answer_keys,
     "near_duplicates": _word_near_duplicates,

@@ -11,10 +11,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError
-from django.db.models import BinaryField, Case, QuerySet, Value, When
+from django.db.models import BinaryField, Case, OuterRef, QuerySet, Subquery, Value, When
 from django.utils.translation import gettext as _
 
-from annotation.items.models import EmotionCategory, Scenario
+from annotation.items.models import EmotionCategory, Item, ItemRevision, Scenario, StatusDecision
 from annotation.releases import export, record
 from annotation.releases.card import card_markdown
 from annotation.releases.checks import Check, EntryFacts, release_checklist
@@ -27,6 +27,7 @@ from annotation.releases.export import (
     zip_bytes,
 )
 from annotation.releases.models import Release, ReleaseFile, ReleaseItem
+from annotation.screening.models import RoundItem
 
 
 def release_list() -> QuerySet[Release]:
@@ -70,11 +71,37 @@ def release_entries(release: Release) -> list[ReleaseItem]:
     return sorted(entries, key=lambda e: e.item.uid)
 
 
+def release_accepted_revisions(*, release: Release) -> dict[int, set[int]]:
+    """Return, per item pinned in ``release``, the numbers of the revisions an accepting decision accepted.
+
+    An acceptance names its revision (``reference["revision"]``), or, by a screening round, the round item whose
+    revision the reviewers saw. An older decision that names neither accepted the revision current at the time: the
+    newest one created by then. Three reads, whatever the size of the release.
+    """
+    at_the_time = ItemRevision.objects.filter(item=OuterRef("item"), created_at__lte=OuterRef("created_at"))
+    decisions = (
+        StatusDecision.objects.filter(to_status=Item.Status.ACCEPTED, item__release_entries__release=release)
+        .annotate(current=Subquery(at_the_time.order_by("-number").values("number")[:1]))
+        .values_list("item_id", "reference", "current")
+    )
+    reviewed = dict(
+        RoundItem.objects.filter(item__release_entries__release=release).values_list("pk", "revision__number")
+    )
+    accepted: dict[int, set[int]] = {}
+    for item_id, reference, current in decisions:
+        reference = reference or {}
+        number = reference.get("revision") or reviewed.get(reference.get("round_item")) or current
+        if number:
+            accepted.setdefault(item_id, set()).add(number)
+    return accepted
+
+
 def release_entry_facts(*, release: Release, entries: list[ReleaseItem]) -> list[EntryFacts]:
     """Return what the freeze checklist needs to know about each pinned entry, in the order of ``entries``."""
     dims = {d.code: d for d in release.benchmark.dimensions.select_related("parent")}
     valence = dict(EmotionCategory.objects.values_list("code", "valence"))
     domains = dict(Scenario.objects.values_list("code", "domain__code"))
+    accepted = release_accepted_revisions(release=release)
     facts = []
     for e in entries:
         attrs = e.revision.attributes
@@ -89,6 +116,8 @@ def release_entry_facts(*, release: Release, entries: list[ReleaseItem]) -> list
                 content=e.revision.content,
                 domain=domains.get(attrs.get("scenario")),
                 valences=[valence[c] for c in attrs.get("emotions", []) if c in valence],
+                revision=e.revision.number,
+                accepted_revisions=tuple(sorted(accepted.get(e.item_id, ()))),
             )
         )
     return facts

@@ -13,7 +13,7 @@ from evaluation.models import EvaluationLLMRun, EvaluationRun, PairVerdict
 from evaluation.services import runs as evaluation_runs
 from evaluation.services.runs import rough_request_cost
 from tests.factories import make_evaluation_run, make_frozen_release, make_item, mcq_content
-from tests.factories.calibration import make_judge
+from tests.factories.calibration import make_judge, run_queued_report_computations
 from tests.factories.llm import work_llm_run
 
 
@@ -223,6 +223,7 @@ def test_a_jury_is_created_calibrated_and_selected_through_the_pages(
     run_id = int(started["Location"].rstrip("/").split("/")[-1])
     _work_all(run_id)
     client.post(f"/calibration/runs/{run_id}/report/")
+    assert run_queued_report_computations() == 1
     page = client.get(f"/calibration/runs/{run_id}/").content.decode()
     assert f'<option value="{jury.pk}"' in page and "ui panel" in page
     # The report says which rule made the jury's verdicts.
@@ -250,7 +251,9 @@ def test_a_jury_is_created_calibrated_and_selected_through_the_api(
     assert run.status_code == 201, run.json()
     run_id = run.json()["id"]
     _work_all(run_id)
-    report = client.post(f"/api/calibration/runs/{run_id}/report/")
+    assert client.post(f"/api/calibration/runs/{run_id}/report/").status_code == 202
+    assert run_queued_report_computations() == 1
+    report = client.get(f"/api/calibration/runs/{run_id}/report/")
     assert report.status_code == 200 and "api jury" in report.json()["report"]["judges"]
     selected = client.post(
         f"/api/calibration/runs/{run_id}/select/", {"judge": jury["id"], "reason": "panel"},

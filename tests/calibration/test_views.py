@@ -3,7 +3,7 @@
 import json
 
 from calibration.models import JudgeSelection
-from tests.factories import make_calibration_run
+from tests.factories import make_calibration_run, run_queued_report_computations
 
 
 def test_report_page_downloads_and_selection_through_the_ui(
@@ -21,6 +21,7 @@ def test_report_page_downloads_and_selection_through_the_ui(
     judge = run.judge_runs.get().judge
     client = login(researcher)
     assert client.post(f"/calibration/runs/{run.pk}/report/").status_code == 302
+    assert run_queued_report_computations() == 1
     html = client.get(f"/calibration/runs/{run.pk}/").content.decode()
     assert 'src="data:image/svg+xml;base64,' in html and "Suggested primary judge" in html and "careful" in html
     csv_text = client.get(f"/calibration/runs/{run.pk}/report.csv").content.decode()

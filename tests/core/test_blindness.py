@@ -189,6 +189,7 @@ REQUIRED = {
     "calibration-run-list": "calibration.run_judge",
     "calibration-run-detail": "calibration.run_judge",
     "calibration-run-report": "calibration.run_judge",
+    "calibration-run-report-status": "calibration.run_judge",
     "calibration-run-file": "calibration.run_judge",
     "calibration-run-verdicts": "calibration.run_judge",
     "calibration-run-pairs": "calibration.run_judge",

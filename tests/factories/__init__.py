@@ -6,7 +6,12 @@ this process and need committed transactions (``transactional_db``); endpoints o
 come from the ``make_endpoint`` fixture (``tests/simulator.py``), which uses ``make_llm_endpoint``.
 """
 
-from tests.factories.calibration import make_calibration_run, make_judge, make_judge_selection
+from tests.factories.calibration import (
+    make_calibration_run,
+    make_judge,
+    make_judge_selection,
+    run_queued_report_computations,
+)
 from tests.factories.evaluation import drive_evaluation_run, make_evaluation_run
 from tests.factories.items import make_item, mcq_content
 from tests.factories.labelling import make_labelled_comparison_set, prefer_by_quality
@@ -34,5 +39,6 @@ __all__ = [
     "mcq_prompts",
     "prefer_by_quality",
     "run_queued_collections",
+    "run_queued_report_computations",
     "work_llm_run",
 ]

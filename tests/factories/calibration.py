@@ -13,7 +13,7 @@ from annotation.labelling.models import ComparisonSet
 from calibration import services
 from calibration.models import CalibrationRun, Judge, JudgeSelection
 from llm.models import Endpoint
-from tests.factories.llm import work_llm_run
+from tests.factories.llm import run_queued_tasks, work_llm_run
 
 
 def make_judge(*, name: str, endpoint: Endpoint, benchmark: str = "facet") -> Judge:
@@ -51,6 +51,13 @@ def make_calibration_run(
         services.calibration_report_compute(run=run)
     run.refresh_from_db()
     return run
+
+
+def run_queued_report_computations() -> int:
+    """Compute the queued calibration reports in this process, as a ``db_worker`` would; return how many ran."""
+    from calibration import tasks
+
+    return run_queued_tasks(tasks.report_compute.module_path)
 
 
 def make_judge_selection(

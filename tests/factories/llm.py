@@ -44,11 +44,10 @@ def mcq_prompts(n: int, *, answer: str = "B", prefix: str = "q") -> list[dict]:
     ]
 
 
-def run_queued_collections() -> int:
-    """Run the queued ``run_collect`` tasks in this process, as a ``db_worker`` would; return how many ran.
+def run_queued_tasks(task_path: str) -> int:
+    """Run the queued tasks of ``task_path`` in this process, as a ``db_worker`` would; return how many ran.
 
-    A collector may start runs that finish as they are created (every answer cached), whose collection is queued
-    in turn: those run too, until none is left. Queued ``run_work`` tasks are left alone.
+    Tasks those tasks queue in turn (of the same path) run too, until none is left; other tasks are left alone.
     """
     worker = Worker(
         queue_names=["*"],
@@ -61,12 +60,21 @@ def run_queued_collections() -> int:
         excluded_queue_names=[],
     )
     ran = 0
-    queued = DBTaskResult.objects.ready().filter(task_path=tasks.run_collect.module_path).order_by("enqueued_at")
+    queued = DBTaskResult.objects.ready().filter(task_path=task_path).order_by("enqueued_at")
     while (task_result := queued.first()) is not None:
         task_result.claim(worker.worker_id)
         worker.run_task(task_result)
         ran += 1
     return ran
+
+
+def run_queued_collections() -> int:
+    """Run the queued ``run_collect`` tasks in this process, as a ``db_worker`` would; return how many ran.
+
+    A collector may start runs that finish as they are created (every answer cached), whose collection is queued
+    in turn: those run too, until none is left. Queued ``run_work`` tasks are left alone.
+    """
+    return run_queued_tasks(tasks.run_collect.module_path)
 
 
 def work_llm_run(run_id: int) -> None:

@@ -284,7 +284,7 @@ def test_a_lead_import_of_accepted_items_is_recorded_as_import_decisions(taxonom
     assert trail(item) == [("", "draft", "created"), ("draft", "accepted", "import")]
     decision = item.status_decisions.get(source="import")
     assert decision.decided_by == lead
-    assert decision.reference == {"format": "eistudio", "line": 2}
+    assert decision.reference == {"format": "eistudio", "line": 2, "revision": 1}
     assert "line 2" in decision.reason
     assert Item.objects.get(uid="im-a").status == "draft"
 

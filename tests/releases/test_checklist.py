@@ -18,6 +18,8 @@ def entry(uid: str, **changes: object) -> EntryFacts:
         "content": mcq_content(),
         "domain": "family",
         "valences": ["positive", "neutral", "negative"],
+        "revision": 1,
+        "accepted_revisions": (1,),
     }
     return EntryFacts(**(values | changes))
 
@@ -38,6 +40,7 @@ def test_every_check_runs_in_order_and_an_empty_release_fails():
     assert [c.code for c in checks] == [
         "not_empty",
         "all_accepted",
+        "revisions_screened",
         "bilingual_parity",
         "answer_keys",
         "near_duplicates",

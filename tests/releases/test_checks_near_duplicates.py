@@ -68,6 +68,8 @@ def test_a_large_release_is_checked_without_a_square_matrix():
             content={lang: {"prompt": item[lang]} for lang in ("en", "zh")},
             domain=None,
             valences=[],
+            revision=1,
+            accepted_revisions=(1,),
         )
         for i, item in enumerate(items)
     ]

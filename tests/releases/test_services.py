@@ -179,7 +179,7 @@ EXPECTED_SHA256 = {
     "items.csv": "2052737f6dafd2ca5c64a781c61ac1a0abadba21e95517a6e254ea7b757b8538",
     "items.en.jsonl": "33e88d3a5957694f1f46dbefda27f33eaff9d2cddc3b617ebc5ab8236ae08947",
     "items.zh.jsonl": "c579768e65bcf790413a6393f60caf896a7af13c8878676bf1622dc8fa0da816",
-    "README.md": "566aeed4b9bc6ef821b86a96a708cb2941d28c3943cf258bd4b525cbecfd0d85",
+    "README.md": "77926ee71e6bd16e19c3547776184c9213efb0abc26d3ea228e08f984b9b66f2",
 }
 
 

@@ -306,11 +306,19 @@ def _decisions(plans: list[_Planned], *, user: AbstractBaseUser | None, source_f
                     source=StatusDecision.Source.IMPORT,
                     reason=_("Imported with status %(status)s (line %(line)s).")
                     % {"status": record.status, "line": record.line},
-                    reference={"format": source_format, "line": record.line},
+                    reference=_import_reference(plan, source_format),
                     decided_by=user,
                 )
             )
     return decisions
+
+
+def _import_reference(plan: _Planned, source_format: str) -> dict:
+    """Return where an import decision came from and, for an acceptance, the revision it accepted."""
+    reference = {"format": source_format, "line": plan.record.line}
+    if plan.record.status == Item.Status.ACCEPTED:
+        reference["revision"] = plan.revision.number if plan.revision is not None else plan.existing.number
+    return reference
 
 
 def _link_emotions(plans: list[_Planned]) -> None:

@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from annotation.items.models import Item, StatusDecision
+from annotation.items.models import Item, ItemRevision, StatusDecision
 from core.errors import ServiceError
 
 DECIDE_STATUS = "items.decide_status"
@@ -76,13 +76,18 @@ def item_status_decide(
         raise ValidationError({"reason": _("Give the reason for this decision.")})
     if locked.status == status:
         return None
+    reference = dict(reference or {})
+    if status == Item.Status.ACCEPTED and "round_item" not in reference and locked.current_revision_id:
+        # The revision accepted, so that a release checklist can tell a pinned revision that was accepted from a
+        # newer one that was not (a screening decision names its round item, which names the revision reviewed).
+        reference["revision"] = ItemRevision.objects.values_list("number", flat=True).get(pk=locked.current_revision_id)
     decision = StatusDecision(
         item=locked,
         from_status=locked.status,
         to_status=status,
         source=source,
         reason=reason,
-        reference=reference or {},
+        reference=reference,
         decided_by=user,
     )
     decision.full_clean()
