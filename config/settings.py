@@ -68,7 +68,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "core.storage.StaticFilesMiddleware",
     "core.inputs.CookieNulMiddleware",  # before the session is read: a NUL in a cookie would reach the database
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -216,6 +216,9 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 # Behind a TLS proxy, gunicorn (make serve) trusts X-Forwarded-Proto from the addresses in FORWARDED_ALLOW_IPS.
 SESSION_COOKIE_SECURE = not DEBUG
 CSRF_COOKIE_SECURE = not DEBUG
+# No script reads the csrftoken cookie: pages send the token from the template (htmx's hx-headers on <body>, the
+# forms' hidden field), so the cookie is kept from scripts too.
+CSRF_COOKIE_HTTPONLY = True
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
