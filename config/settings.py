@@ -325,6 +325,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "core.pagination.PageSizePagination",
+    # A list answers 400 naming a query parameter it does not declare (core.query_params).
+    "DEFAULT_FILTER_BACKENDS": ["core.query_params.KnownQueryParameters"],
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
     # The throttles' client address, read as core.throttle reads it for sign-ins.
