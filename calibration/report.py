@@ -20,6 +20,7 @@ from calibration.report_facts import CalibrationFacts, ComparisonFacts
 from calibration.selectors import calibration_report_facts
 from core.canonical import canonical_json
 from core.csvsafe import csv_text
+from core.latex import latex_escape
 
 PRIMARY_LEVEL = "ordinal"
 ORIENTATION = (
@@ -409,7 +410,7 @@ def latex_table(report: dict) -> str:
             if row["alpha"] is None
             else (f"{row['alpha']:.3f} [{cell(row['alpha_low'])}, {cell(row['alpha_high'])}]")
         )
-        rater = row["rater"].replace("_", r"\_").replace("&", r"\&")
+        rater = latex_escape(row["rater"])
         lines.append(
             f"{rater} & {alpha} & {cell(row['kappa'])} & {cell(row['kappa_both_orientations'])} & "
             f"{cell(row['agreement'])} & "

@@ -21,6 +21,12 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 
 NUL = "\x00"
+# The largest id a database column holds (a signed 64-bit integer); a bigger number matches no row.
+ID_MAX = 2**63 - 1
+# The last page a ``?page=`` reaches; a bigger number is that page (empty), never an offset the database refuses.
+PAGE_MAX = 1_000_000
+_DIGITS = re.compile(r"[0-9]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 ROOT = "$"
 _STRUCTURE = re.compile(r'["\\\[\]{}]')
 
@@ -34,6 +40,30 @@ class InputRefused(ValueError):
         self.reason = reason
         self.code = code
         self.field = field
+
+
+def whole_number(value: str | None, *, maximum: int = ID_MAX) -> int | None:
+    """Return ``value`` as an int if it is ASCII digits no bigger than ``maximum`` (an id by default), else None.
+
+    ``str.isdigit`` accepts ``"²"`` and numbers of any length, which ``int()`` or the database then refuse with an
+    exception; this never raises.
+    """
+    if value is None or not _DIGITS.fullmatch(value):
+        return None
+    digits = value.lstrip("0") or "0"
+    if len(digits) > len(str(maximum)):
+        return None
+    number = int(digits)
+    return number if number <= maximum else None
+
+
+def page_number(value: str | None) -> int | None:
+    """Return the page ``?page=`` asks for: 1 when absent, at most ``PAGE_MAX``; None unless whole and from 1."""
+    if value is None or value == "":
+        return 1
+    if not _DIGITS.fullmatch(value) or not value.strip("0"):
+        return None
+    return whole_number(value, maximum=PAGE_MAX) or PAGE_MAX
 
 
 def json_too_deep_at(text: str, limit: int) -> int | None:
@@ -66,23 +96,55 @@ def nul_path(value: object) -> str | None:
 
     The path is dotted, with list indexes in brackets (``content.en.options[2]``); ``$`` is ``value`` itself.
     """
+    return _path_of(value, lambda text: NUL in text)
+
+
+def surrogate_path(value: object) -> str | None:
+    """Return where the first text (or key) holding a lone surrogate (``\\ud800``..``\\udfff``) is, or None.
+
+    JSON's ``\\ud800`` escape parses into a code point that UTF-8 (the database's encoding) cannot hold.
+    """
+    return _path_of(value, lambda text: _SURROGATE.search(text) is not None)
+
+
+def _path_of(value: object, holds: Callable[[str], bool]) -> str | None:
     stack: list[tuple[object, str]] = [(value, "")]
     while stack:
         current, path = stack.pop()
         if isinstance(current, str):
-            if NUL in current:
+            if holds(current):
                 return path or ROOT
         elif isinstance(current, dict):
             children = []
             for key, child in current.items():
                 child_path = f"{path}.{key}" if path else str(key)
-                if NUL in str(key):
-                    return child_path.replace(NUL, "\\u0000")
+                if holds(str(key)):
+                    return _printable(child_path)
                 children.append((child, child_path))
             stack.extend(reversed(children))
         elif isinstance(current, list | tuple):
             stack.extend(reversed([(child, f"{path or ROOT}[{i}]") for i, child in enumerate(current)]))
     return None
+
+
+def _printable(path: str) -> str:
+    """Write NUL and lone surrogates in a path as JSON escapes, so the path can be shown and encoded."""
+    path = path.replace(NUL, "\\u0000")
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", path)
+
+
+def refuse_surrogate(value: object, *, prefix: str = "") -> None:
+    """Raise ``InputRefused`` naming the field if any text in ``value`` holds a lone surrogate."""
+    path = surrogate_path(value)
+    if path is not None:
+        field = f"{prefix}.{path}" if prefix and path != ROOT else prefix or path
+        reason = _("contains a lone surrogate (a \\ud800-\\udfff escape not in a pair), which is not text")
+        raise InputRefused(
+            _("The field %(field)s %(reason)s.") % {"field": field, "reason": reason},
+            reason=reason,
+            code="lone_surrogate",
+            field=field,
+        )
 
 
 def nul_reason() -> str:
@@ -106,7 +168,8 @@ def refuse_nul(value: object, *, prefix: str = "") -> None:
 def parse_json(text: str, *, max_depth: int | None = None, **loads_options: object) -> object:
     """Parse user JSON, refusing it if nested deeper than ``max_depth`` or if any text in it holds a NUL.
 
-    Raises ``InputRefused`` for those (code ``too_deep`` or ``nul_character``) and ``json.JSONDecodeError`` for
+    Raises ``InputRefused`` for those (code ``too_deep`` or ``nul_character``; ``lone_surrogate`` for text holding
+    a ``\\ud800``-style escape not in a pair, which no UTF-8 database stores) and ``json.JSONDecodeError`` for
     malformed JSON. A raw NUL byte in a string (invalid JSON) is reported as a NUL in its field too, so that the
     message says what to fix. ``max_depth`` defaults to the ``JSON_MAX_DEPTH`` setting.
     """
@@ -130,6 +193,7 @@ def parse_json(text: str, *, max_depth: int | None = None, **loads_options: obje
             refuse_nul(lenient)
         raise
     refuse_nul(value)
+    refuse_surrogate(value)
     return value
 
 

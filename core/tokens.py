@@ -43,6 +43,10 @@ class ExpiringTokenAuthentication(TokenAuthentication):
             raise TokenRefused(exc.detail) from None
 
     def authenticate_credentials(self, key: str) -> tuple:
+        # A key is 40 characters; one holding a NUL or control character (which PostgreSQL refuses in a query
+        # with an exception) or longer than any key is refused before it reaches the database.
+        if len(key) > Token._meta.get_field("key").max_length or not key.isprintable():
+            raise AuthenticationFailed(_("Invalid token."))
         user, token = super().authenticate_credentials(key)
         if token_expired(token):
             expired = timezone.localtime(token_expires_at(token)).strftime("%Y-%m-%d %H:%M %Z")

@@ -17,6 +17,7 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from core.inputs import page_number
 from core.permissions import api_permission
 from core.routing import app_router
 from core.rowfiles import FORMATS, language_param, pair_headers, table_response
@@ -312,10 +313,10 @@ class EvaluationRunViewSet(
         """The answers, open responses, verdicts and raw judge outputs behind a cell of the report."""
         run = self._run(pk)
         filters = {key: request.query_params.get(key) or None for key in ("model", "dimension", "language")}
-        page = request.query_params.get("page", "1")
-        if not page.isdigit() or int(page) < 1:
+        page = page_number(request.query_params.get("page"))
+        if page is None:
             raise ApiValidationError({"page": [_("A page number is a whole number from 1.")]})
-        evidence = selectors.evaluation_run_evidence(run=run, page=int(page), **filters)
+        evidence = selectors.evaluation_run_evidence(run=run, page=page, **filters)
         return Response(EvidenceSerializer({"filters": filters, **evidence}).data)
 
 

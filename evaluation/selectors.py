@@ -3,6 +3,7 @@
 from django.db.models import Prefetch, QuerySet
 
 from annotation.items.models import ItemRevision
+from core.inputs import PAGE_MAX
 from evaluation import ratings
 from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
 from evaluation.progress import run_progress
@@ -116,7 +117,7 @@ def evaluation_run_evidence(
             verdicts.filter(language=language),
         )
     sizes = sizes or EVIDENCE_PAGE_API
-    page = max(1, page)
+    page = min(max(1, page), PAGE_MAX)
     result: dict = {"page": page, "has_next": False}
     for name, rows in (
         # By item in the order items were created (their id: the unique indexes on run, model and item serve it

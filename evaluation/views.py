@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from calibration.services import primary_judge
+from core.inputs import page_number
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
 from evaluation import exports, selectors, services
@@ -172,13 +173,13 @@ def drill(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(EvaluationRun, pk=pk)
     model, dimension, language = request.GET.get("model"), request.GET.get("dimension"), request.GET.get("language")
     filters = {"model": model, "dimension": dimension, "language": language}
-    page = request.GET.get("page", "")
+    page = page_number(request.GET.get("page")) or 1
     evidence = selectors.evaluation_run_evidence(
         run=run,
         model=model,
         dimension=dimension,
         language=language,
-        page=int(page) if page.isdigit() else 1,
+        page=page,
         sizes=selectors.EVIDENCE_PAGE_HTML,
     )
     return render(

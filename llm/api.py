@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.permissions import api_permission
+from core.routing import IntegerLookupRouter
 from llm import selectors, services
 from llm.models import Endpoint, LLMCall, Run
 from llm.serializers import (
@@ -179,7 +180,7 @@ class LLMRootView(routers.APIRootView):
     permission_classes = [api_permission("llm.view_run")]
 
 
-router = routers.DefaultRouter()
+router = IntegerLookupRouter()
 # No ".json" twins of every route: the API answers JSON, and custom actions did not accept a format suffix.
 router.include_format_suffixes = False
 router.APIRootView = LLMRootView

@@ -37,6 +37,7 @@ WEB_CONCURRENCY=${WEB_CONCURRENCY:-$(( $(nproc 2>/dev/null || echo 1) * 2 + 1 ))
 
 echo "EI Studio (production) on http://$BIND/ with $WEB_CONCURRENCY gunicorn workers"
 exec "$PY" -m gunicorn config.wsgi:application \
+  --config python:config.gunicorn \
   --bind "$BIND" \
   --workers "$WEB_CONCURRENCY" \
   --timeout "${WEB_TIMEOUT:-120}" \

@@ -38,6 +38,7 @@ from annotation.labelling.serializers import (
     ResponseImportSerializer,
 )
 from annotation.labelling.views import BUILDERS, DATA_WHY, LABELLERS
+from core.inputs import whole_number
 from core.permissions import api_permission
 from core.routing import app_router
 from core.rowfiles import FORMATS, pair_headers, table_response
@@ -328,7 +329,7 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         comparison_set = params.get("set")
         return selectors.expert_assignments(
             expert=self.request.user,
-            comparison_set=int(comparison_set) if (comparison_set or "").isdigit() else None,
+            comparison_set=whole_number(comparison_set),
             state=params.get("state", ""),
         )
 
@@ -416,8 +417,8 @@ class LabelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
             .order_by("created_at", "id")
         )
         comparison_set = self.request.query_params.get("set", "")
-        if comparison_set.isdigit():
-            labels = labels.filter(assignment__comparison__comparison_set_id=int(comparison_set))
+        if (set_id := whole_number(comparison_set)) is not None:
+            labels = labels.filter(assignment__comparison__comparison_set_id=set_id)
         return labels.annotate(n_changes=Count("changes"))
 
     @extend_schema(parameters=[OpenApiParameter("set", int, description="only this comparison set")])

@@ -68,6 +68,10 @@ def _responses_store(*, data: bytes, user: AbstractBaseUser | None) -> dict:
             problems.append(LineError(line, name, _("unknown field")))
         for name in sorted(RESPONSE_FIELDS - set(row)):
             problems.append(LineError(line, name, _("required")))
+        for name in sorted(RESPONSE_FIELDS & set(row)):
+            if not isinstance(row[name], str):
+                message = _("must be text, got %(type)s") % {"type": type(row[name]).__name__}
+                problems.append(LineError(line, name, message))
         if problems:
             errors += problems
             continue

@@ -2,6 +2,7 @@
 
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -19,6 +20,7 @@ from annotation.releases.serializers import (
     ReleaseItemsSerializer,
     ReleaseSerializer,
 )
+from core.inputs import whole_number
 from core.permissions import api_permission
 from core.routing import app_router
 
@@ -90,9 +92,15 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["get"])
     def compare(self, request: Request, pk: str | None = None) -> Response:
         new = self.get_object()
-        old = Release.objects.filter(pk=request.query_params.get("against") or 0).first()
+        against = request.query_params.get("against")
+        if not against:
+            return Response({"against": [_("Give the id of the release to compare with.")]}, status=400)
+        old_id = whole_number(against)
+        if old_id is None:
+            return Response({"against": [_("A release id is a whole number; got “%s”.") % against[:40]]}, status=400)
+        old = Release.objects.filter(pk=old_id).first()
         if old is None:
-            return Response({"against": ["Give the id of the release to compare with."]}, status=400)
+            return Response({"against": [_("No release has id %(id)s.") % {"id": old_id}]}, status=400)
         return Response(selectors.release_compare(old=old, new=new))
 
 

@@ -256,25 +256,67 @@ def release_frozen_files(*, release: Release) -> tuple[list[tuple[str, int, str]
     return checksums, card
 
 
+OWN_MANIFEST = "own-manifest"
+RECORDED_MANIFEST = "recorded-manifest"
+
+
+@dataclass
+class VerifyCheck:
+    """One check of an unpacked export: its name (``own-manifest``, ``recorded-manifest``), what it compared, and
+    every problem found (none: passed). ``ran`` is False when it could not run, ``skipped`` saying why."""
+
+    name: str
+    problems: list[str] = field(default_factory=list)
+    ran: bool = True
+    skipped: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.ran and not self.problems
+
+
 @dataclass
 class ExportCheck:
-    """The outcome of checking an unpacked export: against which manifest, and every problem found."""
+    """The outcome of checking an unpacked export: every check, run or not, and the release checked against.
 
-    against: str  # "database": the manifest recorded at freeze; "directory": the directory's own manifest.json
+    ``own-manifest``: each file against the directory's own ``manifest.json`` (every listed file present with its
+    size and SHA-256, no file unlisted). ``recorded-manifest``: each file, ``manifest.json`` included, against the
+    listing recorded in the database at freeze. Either alone can be fooled: files and manifest changed together
+    pass the first; the stored bytes and their digests rewritten together in the database pass the second.
+    """
+
+    checks: list[VerifyCheck]
     release: Release | None = None
-    # Why the directory's own manifest was the reference: "offline", "unknown_release", "no_database".
+    # Why the recorded manifest was not checked: "offline", "unknown_release", "no_database" ("" when it was).
     reason: str = ""
-    problems: list[str] = field(default_factory=list)
+
+    @property
+    def against(self) -> str:
+        """Return "database" when the recorded manifest was checked, else "directory" (only its own manifest)."""
+        recorded = self.check(RECORDED_MANIFEST)
+        return "database" if recorded is not None and recorded.ran else "directory"
+
+    @property
+    def problems(self) -> list[str]:
+        return [problem for check in self.checks for problem in check.problems]
+
+    @property
+    def failed(self) -> list[VerifyCheck]:
+        return [check for check in self.checks if check.ran and check.problems]
+
+    def check(self, name: str) -> VerifyCheck | None:
+        return next((check for check in self.checks if check.name == name), None)
 
 
 def release_export_verify(*, directory: Path, offline: bool = False, release: Release | None = None) -> ExportCheck:
-    """Check an unpacked export against the manifest recorded when its release was frozen.
+    """Check an unpacked export against its own manifest and against the manifest recorded at freeze.
 
     The release is ``release`` or the frozen one the directory's manifest names. When this database does not hold
-    it (or cannot be read, or ``offline``), the directory's own manifest is the reference: that shows the files
-    agree with it, not that they are the files that were frozen.
+    it (or cannot be read, or ``offline``), only the directory's own manifest is checked, and the result says why:
+    that shows the files agree with it, not that they are the files that were frozen.
     """
     manifest, problems = read_manifest(directory)
+    own = VerifyCheck(OWN_MANIFEST, problems=verify_directory(directory) if manifest is not None else problems)
     reason = "offline" if offline else "unknown_release"
     if release is None and not offline and manifest is not None:
         try:
@@ -294,10 +336,10 @@ def release_export_verify(*, directory: Path, offline: bool = False, release: Re
         expected = {
             name: {"bytes": size, "sha256": digest} for name, size, digest in release_export_checksums(release=release)
         }
-        return ExportCheck(against="database", release=release, problems=verify_directory(directory, expected))
-    if manifest is not None:
-        problems = verify_directory(directory)
-    return ExportCheck(against="directory", reason=reason, problems=problems)
+        recorded = VerifyCheck(RECORDED_MANIFEST, problems=verify_directory(directory, expected))
+        return ExportCheck(checks=[own, recorded], release=release)
+    skipped = VerifyCheck(RECORDED_MANIFEST, ran=False, skipped=reason)
+    return ExportCheck(checks=[own, skipped], reason=reason)
 
 
 def release_compare(*, old: Release, new: Release) -> dict:

@@ -31,6 +31,7 @@ from annotation.screening.serializers import (
     RoundSerializer,
     RoundStatisticsSerializer,
 )
+from core.inputs import whole_number
 from core.permissions import api_permission
 from core.routing import app_router
 
@@ -51,9 +52,10 @@ REVIEW_EXAMPLE = OpenApiExample(
 
 def _int_param(request: Request, name: str) -> int | None:
     value = request.query_params.get(name, "")
-    if value and not value.isdigit():
+    number = whole_number(value)
+    if value and number is None:
         raise ApiValidationError({name: [_("A whole number.")]})
-    return int(value) if value else None
+    return number
 
 
 def with_details(rounds: QuerySet[ScreeningRound]) -> QuerySet[ScreeningRound]:

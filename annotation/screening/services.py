@@ -25,6 +25,7 @@ from annotation.screening.models import (
     ScreeningRound,
 )
 from annotation.screening.selectors import round_statistics_data
+from core.errors import ServiceError
 
 UNREVIEWED_CHOICES = ("return_to_authors", "decide_on_submitted")
 OBJECTIVE_KINDS = {"mcq", "multi_turn_choice"}
@@ -175,12 +176,29 @@ def _clean_scores(round_item: RoundItem, scores: dict) -> dict:
     return cleaned
 
 
+class ReviewConflict(ServiceError, ValidationError):
+    """The reviewer already submitted a review of the item in this round; a review is not replaced.
+
+    The API answers 409 (``review_conflict``), as it does a second, different label (``LabelConflict``); pages,
+    which catch ``ValidationError``, show the message.
+    """
+
+    status_code = 409
+    code = "review_conflict"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code=self.code)
+
+    def __str__(self) -> str:
+        return " ".join(self.messages)
+
+
 def _open_review(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> tuple[ReviewAssignment, Review]:
     """Lock the reviewer's assignment and review of this item (created as a draft if new); refuse once submitted."""
     assignment = _assignment_for(round_item=round_item, reviewer=reviewer)
     review, _created = Review.objects.select_for_update().get_or_create(assignment=assignment)
     if review.status == Review.Status.SUBMITTED:
-        raise ValidationError(_("You already reviewed this item in this round."))
+        raise ReviewConflict(_("You already reviewed this item in this round."))
     return assignment, review
 
 

@@ -8,6 +8,7 @@ from django.utils.translation import get_language
 
 from core.csvsafe import csv_text
 from core.figures import svg_data_uri
+from core.latex import latex_escape
 from evaluation.charts import figure_titles, figures, language_name
 from evaluation.models import EvaluationRun
 
@@ -111,7 +112,8 @@ def _latex(report: dict) -> bytes:
 
     for r in report["analysis"]["standing"]:
         lines.append(
-            f"{r['model']} & {r['language']} & {f(r['accuracy'])} & {f(r['macro'])} & {f(r['rating'], 1)} & "
+            f"{latex_escape(r['model'])} & {latex_escape(r['language'])} & {f(r['accuracy'])} & {f(r['macro'])} & "
+            f"{f(r['rating'], 1)} & "
             f"{f(r['delta'], 2)} \\\\"
         )
     lines += [r"\bottomrule", r"\end{tabular}", ""]

@@ -60,8 +60,8 @@ def test_serve_refuses_debug():
     assert "DEBUG must be off in production" in result.stderr
 
 
-def _get(port: int, path: str, headers: dict | None = None) -> http.client.HTTPResponse:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+def _get(port: int, path: str, headers: dict | None = None, timeout: float = 10) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     connection.request("GET", path, headers={"Host": "127.0.0.1", **(headers or {})})
     response = connection.getresponse()
     response.body = response.read()
@@ -97,7 +97,8 @@ def test_make_serve_serves_pages_and_compressed_static_files_with_debug_off(tmp_
                 time.sleep(0.3)
         https = {"X-Forwarded-Proto": "https"}  # what the TLS proxy in front sends
 
-        plain = _get(port, "/login/")
+        # The first answer waits for a worker to load the application (slow on a busy machine).
+        plain = _get(port, "/login/", timeout=120)
         assert plain.status == 301 and plain.getheader("Location") == "https://127.0.0.1/login/"
 
         page = _get(port, "/login/", https)
@@ -115,6 +116,13 @@ def test_make_serve_serves_pages_and_compressed_static_files_with_debug_off(tmp_
         assert styles.getheader("Content-Encoding") == "gzip"
         assert "immutable" in styles.getheader("Cache-Control")
         assert b".topbar" in gzip.decompress(styles.body)
+
+        # No "Server: gunicorn" (config/gunicorn.py), and the manifest of static names is not served.
+        assert page.getheader("Server") is None and styles.getheader("Server") is None
+        assert (tmp_path / "static" / "staticfiles.json").is_file()
+        manifest = _get(port, "/static/staticfiles.json", https)
+        assert manifest.status in (302, 404) and b'"paths"' not in manifest.body
+        assert _get(port, "/static/staticfiles.json", {**https, "Accept-Encoding": "gzip, br"}).status in (302, 404)
 
         missing = _get(port, "/no-such-page/", https)
         assert missing.status in (302, 404) and b"Traceback" not in missing.body
@@ -194,3 +202,56 @@ def test_local_commands_need_no_secret_but_a_server_database_does(tmp_path):
     # A named database is a server's: without SECRET_KEY it is refused, saying what to set.
     server = _settings_load({"DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"})
     assert server.returncode != 0 and "SECRET_KEY must be set" in server.stderr
+
+
+def test_the_static_files_middleware_serves_collected_files_but_not_the_manifest(tmp_path):
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    from core.storage import StaticFilesMiddleware
+
+    (tmp_path / "css").mkdir()
+    (tmp_path / "css" / "app.0123456789ab.css").write_text(".topbar {}")
+    (tmp_path / "staticfiles.json").write_text('{"paths": {"css/app.css": "css/app.0123456789ab.css"}}')
+    (tmp_path / "staticfiles.json.gz").write_bytes(gzip.compress(b'{"paths": {}}'))
+    with override_settings(STATIC_ROOT=tmp_path, WHITENOISE_USE_FINDERS=False, WHITENOISE_AUTOREFRESH=False):
+        middleware = StaticFilesMiddleware(lambda request: HttpResponse("not found", status=404))
+        css = middleware(RequestFactory().get("/static/css/app.0123456789ab.css"))
+        manifest = middleware(RequestFactory().get("/static/staticfiles.json", HTTP_ACCEPT_ENCODING="gzip"))
+    with override_settings(STATIC_ROOT=tmp_path, WHITENOISE_USE_FINDERS=False, WHITENOISE_AUTOREFRESH=True):
+        refreshing = StaticFilesMiddleware(lambda request: HttpResponse("not found", status=404))
+        manifest_autorefresh = refreshing(RequestFactory().get("/static/staticfiles.json"))
+
+    assert css.status_code == 200
+    assert (manifest.status_code, manifest.content) == (404, b"not found")
+    assert manifest_autorefresh.status_code == 404
+
+
+def test_the_gunicorn_configuration_drops_the_server_header():
+    from gunicorn.http import wsgi
+
+    import config.gunicorn  # noqa: F401  (patches gunicorn's response)
+
+    class Request:
+        version = (1, 1)
+        method = "GET"
+
+        def should_close(self) -> bool:
+            return False
+
+    class Config:
+        keepalive = 2
+
+    response = wsgi.Response(Request(), sock=None, cfg=Config())
+    response.status, response.status_code = "200 OK", 200
+    headers = response.default_headers()
+
+    assert headers[0] == "HTTP/1.1 200 OK\r\n"
+    assert not any(line.lower().startswith("server:") for line in headers)
+    assert any(line.startswith("Date: ") for line in headers)
+
+
+def test_the_csrf_cookie_is_http_only(client, db):
+    response = client.get("/login/")
+
+    assert response.cookies["csrftoken"]["httponly"] is True

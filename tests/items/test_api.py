@@ -382,6 +382,17 @@ def test_revise_with_invalid_content_is_400_and_saves_nothing(bank, api):
     assert ItemRevision.objects.filter(item__uid="fa-mcq-both").count() == 1
 
 
+@pytest.mark.parametrize("content", [{}, {"en": None}, {"en": {}, "zh": None}])
+def test_an_admin_revise_with_no_text_in_any_language_is_400_and_saves_nothing(bank, admin_user, login, content):
+    response = post_json(login(admin_user), "/api/items/fa-mcq-both/revise/", revise_body(content))
+
+    assert response.status_code == 400
+    assert response.json() == {
+        "content": ["A revision needs the text of at least one language (en or zh); nothing was saved."]
+    }
+    assert ItemRevision.objects.filter(item__uid="fa-mcq-both").count() == 1
+
+
 def test_revise_without_metadata_keeps_the_items_metadata(taxonomy, api):
     post_json(api, "/api/items/", create_body(metadata={"source": "workshop-3"}))
 

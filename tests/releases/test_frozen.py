@@ -236,7 +236,12 @@ def test_demo_release_export_does_not_change_when_an_item_changes_status(db, tmp
         assert (tmp_path / "before" / name).read_bytes() == (tmp_path / "after" / name).read_bytes()
     capsys.readouterr()
     call_command("verify_release", str(tmp_path / "after"))
-    assert "against the manifest recorded in the database when facet 0.1.0 was frozen" in capsys.readouterr().out
+    output = capsys.readouterr().out
+    assert (
+        "recorded-manifest: passed: every file, manifest.json included, against the manifest recorded in the "
+        "database when facet 0.1.0 was frozen"
+    ) in output
+    assert "passed own-manifest, recorded-manifest" in output
 
 
 # --- the manifest recorded at freeze ----------------------------------------------------------------------
@@ -288,19 +293,123 @@ def _rewrite_consistently(out, name: str, data: bytes) -> None:
     (out / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
 
 
-def test_verify_uses_the_manifest_recorded_at_freeze(frozen, tmp_path, capsys):
+def test_verify_runs_both_checks_and_names_them(frozen, tmp_path, capsys):
     out = tmp_path / "export"
     releases.release_export_to_directory(release=frozen, out=out)
+
     call_command("verify_release", str(out))
+
     output = capsys.readouterr().out
-    assert "against the manifest recorded in the database when facet 1.0.0 was frozen (2026-01-02T03:04:05Z)" in output
+    assert "  own-manifest: passed: every file against the directory's own manifest.json" in output
+    assert (
+        "  recorded-manifest: passed: every file, manifest.json included, against the manifest recorded in the "
+        "database when facet 1.0.0 was frozen (2026-01-02T03:04:05Z)"
+    ) in output
+    assert output.rstrip().endswith(f"{out}: passed own-manifest, recorded-manifest")
+
+
+def _tamper_content(out) -> None:
+    data = bytearray((out / "items.csv").read_bytes())
+    data[100] ^= 1
+    (out / "items.csv").write_bytes(bytes(data))
+
+
+def _tamper_content_and_digest(out) -> None:
     _rewrite_consistently(out, "items.csv", b"uid\nforged\n")
-    with pytest.raises(CommandError, match="2 problem\\(s\\): the export does not match the manifest recorded"):
+
+
+def _tamper_manifest(out) -> None:
+    manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    manifest["release"]["title"] = "A better title"
+    (out / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def _add_a_file(out) -> None:
+    (out / "notes.txt").write_text("added later")
+
+
+def _remove_a_file(out) -> None:
+    (out / "items.parquet").unlink()
+
+
+# tampering: which checks fail, and a problem each names
+TAMPERING = {
+    "content only": (
+        _tamper_content,
+        {"own-manifest": "items.csv: SHA-256", "recorded-manifest": "items.csv: SHA-256"},
+    ),
+    "content and its digest": (
+        _tamper_content_and_digest,
+        {"recorded-manifest": "manifest.json: SHA-256"},
+    ),
+    "manifest only": (_tamper_manifest, {"recorded-manifest": "manifest.json: SHA-256"}),
+    "a file added": (
+        _add_a_file,
+        {"own-manifest": "notes.txt: not listed in the manifest", "recorded-manifest": "notes.txt: not listed"},
+    ),
+    "a file removed": (
+        _remove_a_file,
+        {"own-manifest": "items.parquet: missing", "recorded-manifest": "items.parquet: missing"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(TAMPERING))
+def test_verify_fails_on_every_tampering_naming_the_checks_that_failed(frozen, tmp_path, capsys, case):
+    tamper, failing = TAMPERING[case]
+    out = tmp_path / "export"
+    releases.release_export_to_directory(release=frozen, out=out)
+    tamper(out)
+
+    with pytest.raises(CommandError) as raised:
         call_command("verify_release", str(out))
-    problems = capsys.readouterr().err
-    assert "items.csv: SHA-256" in problems and "manifest.json: SHA-256" in problems
+
+    message = str(raised.value)
+    assert message.startswith(f"{out}: failed ")
+    captured = capsys.readouterr()
+    for name in ("own-manifest", "recorded-manifest"):
+        if name in failing:
+            assert f"{name} (" in message
+            assert f"  {name}: FAILED, " in captured.out
+            assert f"  {name}: {failing[name]}" in captured.err
+        else:
+            assert f"{name} (" not in message
+            assert f"  {name}: passed: " in captured.out
+
+
+def test_verify_fails_when_the_database_copy_was_rewritten_with_its_digest(frozen, tmp_path, capsys, monkeypatch):
+    """The table owner can rewrite a stored file's bytes and SHA-256 together: the directory exported from it then
+    matches the database, and only its own manifest (written at freeze, listing the old digest) catches it."""
+    out = tmp_path / "export"
+    releases.release_export_to_directory(release=frozen, out=out)
+    forged = b"uid\nforged\n"
+    (out / "items.csv").write_bytes(forged)
+    recorded = release_selectors.release_export_checksums(release=frozen)
+    rewritten = [
+        (name, len(forged), hashlib.sha256(forged).hexdigest()) if name == "items.csv" else (name, size, digest)
+        for name, size, digest in recorded
+    ]
+    monkeypatch.setattr(release_selectors, "release_export_checksums", lambda *, release: rewritten)
+
+    with pytest.raises(CommandError, match=r": failed own-manifest \(1 problem\(s\)\)$"):
+        call_command("verify_release", str(out))
+
+    captured = capsys.readouterr()
+    assert "  recorded-manifest: passed: " in captured.out
+    assert "  own-manifest: items.csv: SHA-256" in captured.err
+
+
+def test_verify_offline_runs_only_the_directory_check_and_says_so(frozen, tmp_path, capsys):
+    out = tmp_path / "export"
+    releases.release_export_to_directory(release=frozen, out=out)
+    _tamper_content_and_digest(out)
+
     call_command("verify_release", str(out), "--offline")
-    assert "against the directory's own manifest.json (--offline was given)" in capsys.readouterr().out
+
+    output = capsys.readouterr().out
+    assert "  own-manifest: passed: " in output
+    assert "  recorded-manifest: not run (--offline was given)" in output
+    assert output.rstrip().endswith("passed own-manifest; not run: recorded-manifest (--offline was given)")
 
 
 def test_verify_falls_back_to_the_directory_manifest_and_says_why(frozen, tmp_path, capsys, monkeypatch):
@@ -310,29 +419,29 @@ def test_verify_falls_back_to_the_directory_manifest_and_says_why(frozen, tmp_pa
     manifest["release"]["version"] = "9.9.9"
     (out / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
     call_command("verify_release", str(out))
-    assert "own manifest.json (this database holds no frozen release by that name)" in capsys.readouterr().out
-    with pytest.raises(CommandError, match="1 problem\\(s\\)"):
+    assert "recorded-manifest: not run (this database holds no frozen release by that name)" in capsys.readouterr().out
+    with pytest.raises(CommandError, match=r"failed recorded-manifest \(1 problem\(s\)\)"):
         call_command("verify_release", str(out), "--release", "facet", "1.0.0")
-    assert "manifest.json: SHA-256" in capsys.readouterr().err
+    assert "recorded-manifest: manifest.json: SHA-256" in capsys.readouterr().err
 
     def unreadable(*args, **kwargs):
         raise DatabaseError("no such table: releases_release")
 
     monkeypatch.setattr(Release.objects, "filter", unreadable)
     call_command("verify_release", str(out))
-    assert "own manifest.json (the database could not be read)" in capsys.readouterr().out
+    assert "recorded-manifest: not run (the database could not be read)" in capsys.readouterr().out
 
 
 def test_verify_without_a_manifest_needs_the_release_named(frozen, tmp_path, capsys):
     out = tmp_path / "export"
     releases.release_export_to_directory(release=frozen, out=out)
     (out / MANIFEST).unlink()
-    with pytest.raises(CommandError, match="1 problem\\(s\\): the export does not match the directory's own"):
+    with pytest.raises(CommandError, match=r"failed own-manifest \(1 problem\(s\)\)$"):
         call_command("verify_release", str(out))
-    assert "manifest.json is missing" in capsys.readouterr().err
-    with pytest.raises(CommandError, match="1 problem\\(s\\): the export does not match the manifest recorded"):
+    assert "own-manifest: manifest.json is missing" in capsys.readouterr().err
+    with pytest.raises(CommandError, match=r"failed own-manifest \(1 problem\(s\)\), recorded-manifest \(1 "):
         call_command("verify_release", str(out), "--release", "facet", "1.0.0")
-    assert "manifest.json: missing" in capsys.readouterr().err
+    assert "recorded-manifest: manifest.json: missing" in capsys.readouterr().err
 
 
 # --- guards -----------------------------------------------------------------------------------------------

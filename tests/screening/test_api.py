@@ -79,7 +79,10 @@ def test_reviewer_takes_the_next_item_submits_goes_back_and_changes_the_review(r
     response = send(client, f"/api/screening/assignments/{first['id']}/review/", REVIEW)
     assert response.status_code == 200, response.content
     assert response.json()["review"]["status"] == "submitted"
-    assert send(client, f"/api/screening/assignments/{first['id']}/review/", REVIEW).status_code == 400
+    again = send(client, f"/api/screening/assignments/{first['id']}/review/", REVIEW)
+    # A second submission conflicts with the stored review, as a second, different label does (409).
+    assert again.status_code == 409
+    assert again.json() == {"detail": "You already reviewed this item in this round.", "code": "review_conflict"}
 
     client.get(f"/api/screening/assignments/{first['id']}/")
     changed = {**REVIEW, "decision": "revise", "comment": "The answer key is arguable."}

@@ -228,6 +228,11 @@ def item_revise(
                 "base": base_revision,
             }
         )
+    if isinstance(state.content, dict) and not any(state.content.get(lang) for lang in ("en", "zh")):
+        # A new item starts empty (item_create); a revision takes text in at least one language.
+        raise ValidationError(
+            {"content": _("A revision needs the text of at least one language (en or zh); nothing was saved.")}
+        )
     _check_state(benchmark=locked.benchmark, kind=locked.kind, state=state)
     content = normalise_content(locked.kind, state.content)
     if current is not None and current.content_hash == content_hash(content, state.attributes()):
