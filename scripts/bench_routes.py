@@ -54,6 +54,27 @@ EXCLUDED = {
     "evaluation:download": DOWNLOAD,
     "evaluation:action": POST_ONLY,
     "evaluation:budget": POST_ONLY,
+    **{
+        name: DOWNLOAD
+        for name in (
+            "labelling:set-labels",
+            "labelling:set-pairs",
+            "labelling:set-label-studio",
+            "calibration:run-verdicts",
+            "calibration:run-pairs",
+            "evaluation:verdicts",
+            "evaluation:pairs",
+            "labelling-set-labels",
+            "labelling-set-pairs",
+            "labelling-set-label-studio-tasks",
+            "labelling-set-label-studio-config",
+            "calibration-run-verdicts",
+            "calibration-run-pairs",
+            "evaluation-run-verdicts",
+            "evaluation-run-pairs",
+        )
+    },
+    "labelling-set-label-studio-import": POST_ONLY,
     "calibration-run-file": DOWNLOAD,
     "evaluation-run-file": DOWNLOAD,
     "release-download": DOWNLOAD,
@@ -231,6 +252,7 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         ],
         "labelling:set-list": [Case("labelling sets", E, "/labelling/"), Case("labelling sets", R, "/labelling/")],
         "labelling:set-create": [Case("new comparison set form", R, "/labelling/new/")],
+        "labelling:set-data": [Case("comparison set data page", R, f"/labelling/{comparison_set.pk}/data/")],
         "labelling:responses-import": [Case("responses import", R, "/labelling/responses/import/")],
         "labelling:label-next": [Case("label next", E, f"/labelling/{comparison_set.pk}/next/")],
         "labelling:label": [Case("label page", E, f"/labelling/{comparison_set.pk}/{a}/") for a in labels],
@@ -403,6 +425,9 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         "calibration-run-detail": [Case("API calibration run", R, f"/api/calibration/runs/{calibration.pk}/")],
         "calibration-run-report": [
             Case("API calibration report", R, f"/api/calibration/runs/{calibration.pk}/report/")
+        ],
+        "calibration-run-report-status": [
+            Case("API calibration report state", R, f"/api/calibration/runs/{calibration.pk}/report/status/")
         ],
         "calibration-run-suggestion": [
             Case("API judge suggestion", R, f"/api/calibration/runs/{calibration.pk}/suggestion/")

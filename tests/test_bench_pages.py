@@ -36,6 +36,7 @@ KNOWN_OVER = {
     ("admin:llm_run_delete", "admin"),
     ("admin:items_benchmark_delete", "admin"),
     ("evaluation-run-estimate", "researcher"),  # 15
+    ("release-validation", "researcher"),  # 11: the checklist with its revisions-screened check, per request
 }
 
 
