@@ -12,12 +12,14 @@ from annotation.items.diff import flatten_version
 from annotation.items.interchange import FORMAT
 from annotation.items.models import (
     Benchmark,
+    CrisisLevel,
     Dimension,
     DraftingJob,
     EmotionCategory,
     Item,
     ItemRevision,
     ItemTemplate,
+    Scenario,
     ScenarioDomain,
     StatusDecision,
 )
@@ -306,3 +308,25 @@ def item_template_list() -> QuerySet[ItemTemplate]:
 def drafting_job_list() -> QuerySet[DraftingJob]:
     """Return drafting jobs, newest first, with their templates' dimensions and LLM runs."""
     return DraftingJob.objects.select_related("template__dimension", "llm_run")
+
+
+def revision_classification(revision: ItemRevision | None) -> dict:
+    """Return a revision's own classification (as stored with it) with names: scenario, emotions, crisis level and
+    difficulty. At most three queries, none for what the revision leaves empty."""
+    attributes = getattr(revision, "attributes", None) or {}
+    scenario = None
+    if attributes.get("scenario"):
+        scenario = Scenario.objects.select_related("domain").filter(code=attributes["scenario"]).first()
+    emotions = []
+    if attributes.get("emotions"):
+        emotions = list(EmotionCategory.objects.filter(code__in=attributes["emotions"]))
+    crisis = None
+    if attributes.get("crisis_level") is not None:
+        crisis = CrisisLevel.objects.filter(level=attributes["crisis_level"]).first()
+    difficulty = attributes.get("difficulty") or ""
+    return {
+        "scenario": scenario,
+        "emotions": emotions,
+        "crisis_level": crisis,
+        "difficulty": Item.Difficulty(difficulty).label if difficulty in Item.Difficulty.values else "",
+    }

@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from annotation.items import selectors as item_selectors
 from annotation.items.pagination import IdsFirstPaginator
 from annotation.items.selectors import item_languages
 from annotation.queue.selectors import queue_previous, queue_skipped
@@ -182,6 +183,7 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
             "assignment": assignment_obj,
             "item": item,
             "revision": round_item.revision,
+            "classification": item_selectors.revision_classification(round_item.revision),
             "languages": item_languages(item, round_item.revision),
             "criteria": [(c, values.get(c.code, "")) for c in criteria],
             "review": existing,

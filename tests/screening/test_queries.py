@@ -108,3 +108,39 @@ def test_the_next_review_follows_the_queue_and_wraps_around(taxonomy, lead, team
     Review.objects.create(assignment=queue[0], status="submitted", decision="accept", submitted_at=timezone.now())
     services.round_recount(round=round)
     assert next_assignment(round=round, reviewer=lead, after=queue[0].pk) == queue[1]
+
+
+def test_the_review_page_shows_the_reviewed_revisions_classification(taxonomy, lead, expert, login):
+    from django.utils.html import escape
+
+    from annotation.items.models import Benchmark, CrisisLevel, Dimension, EmotionCategory, Scenario
+    from annotation.items.services.items import ItemState, item_create
+    from tests.factories import mcq_content
+
+    benchmark = Benchmark.objects.get(slug="facet")
+    scenario = Scenario.objects.select_related("domain").first()
+    emotions = list(EmotionCategory.objects.order_by("code")[:2])
+    crisis = CrisisLevel.objects.order_by("level").last()
+    item_create(
+        benchmark=benchmark,
+        uid="classified-1",
+        kind="mcq",
+        user=lead,
+        state=ItemState(
+            dimension=Dimension.objects.get(benchmark=benchmark, code="hidden_emotion_recognition"),
+            content=mcq_content(),
+            scenario=scenario,
+            emotions=emotions,
+            crisis_level=crisis,
+            difficulty="hard",
+        ),
+    )
+    round = services.round_open(
+        benchmark=benchmark, title="Classified", user=lead, reviewers=[expert], reviewers_per_item=1
+    )
+    assignment = ReviewAssignment.objects.get(round_item__round=round, reviewer=expert)
+    page = login(expert).get(f"/screening/{round.pk}/review/{assignment.pk}/")
+    block = page.content.decode().split('id="review-classification"')[1].split("</dl>")[0]
+    assert "hard" in block and escape(scenario.name) in block and escape(scenario.domain.name) in block
+    assert all(escape(e.name) in block for e in emotions)
+    assert escape(f"{crisis.level} · {crisis.name}") in block
