@@ -5,6 +5,7 @@ Drawn once with matplotlib (``core.figures``) and written as SVG (shown in the p
 
 import hashlib
 import json
+import textwrap
 
 from django.core.cache import cache
 from django.utils.translation import get_language
@@ -15,8 +16,24 @@ from calibration.models import CalibrationRun
 from core.figures import FORMATS, NEGATIVE, NEUTRAL, POSITIVE, figure_files, new_figure, svg_data_uri
 
 # Part of the cache key of drawn figures: bump it when the drawing changes.
-FIGURES_VERSION = 1
+FIGURES_VERSION = 2
+# The axis always shows 0 to 1 and a little below 0; it widens to hold every estimate and interval (alpha can be far
+# below 0), so nothing is clamped.
 LOWEST, HIGHEST = -0.2, 1.0
+TITLE_WIDTH, LABEL_WIDTH = 58, 72
+
+
+def wrapped(text: str, width: int) -> str:
+    """Break a title or axis label into lines that fit the figure (Chinese, without spaces, by characters)."""
+    return "\n".join(textwrap.wrap(text, width=width if " " in text else width // 2)) or text
+
+
+def axis_range(values: list[float]) -> tuple[float, float]:
+    """Return the x range of the forest plot: [-0.2, 1] widened to every value with a margin."""
+    low = min([LOWEST, *values])
+    high = max([HIGHEST, *values])
+    margin = 0.04 * (high - low)
+    return (low - margin if low < LOWEST else LOWEST), (high + margin if high > HIGHEST else HIGHEST + margin)
 
 
 def language_name(code: str) -> str:
@@ -45,28 +62,35 @@ def forest_plot(report: dict, dimension_names: dict[str, str]) -> Figure:
         rows.append((name, _("experts"), stratum["baseline"]["alpha_ordinal"], True))
         for judge, row in stratum["judges"].items():
             rows.append((name, judge, row["alpha_with_judge"], False))
-    fig = new_figure(1.3 + 0.27 * max(len(rows), 1))
+    fig = new_figure(1.6 + 0.27 * max(len(rows), 1))
     ax = fig.subplots()
-    ax.set_title(_("Krippendorff's alpha (ordinal) with %(level)s intervals") % {"level": "95%"}, loc="left")
+    title = _("Krippendorff's alpha (ordinal) with %(level)s intervals") % {"level": "95%"}
+    ax.set_title(wrapped(title, TITLE_WIDTH), loc="left")
+    values = [
+        v
+        for _stratum, _rater, estimate, _experts in rows
+        for v in (estimate.get("value"), estimate.get("ci_low"), estimate.get("ci_high"))
+        if v is not None
+    ]
+    lowest, highest = axis_range(values)
     for i, (_stratum, _rater, estimate, experts) in enumerate(rows):
         value = estimate.get("value")
         colour = NEGATIVE if experts else POSITIVE
         if value is None:
-            ax.text(LOWEST + 0.02, i, _("undefined"), va="center", color=NEUTRAL, fontsize=7.5)
+            ax.text(lowest + 0.02, i, _("undefined"), va="center", color=NEUTRAL, fontsize=7.5)
             continue
         low, high = estimate.get("ci_low"), estimate.get("ci_high")
-        shown = min(max(value, LOWEST), HIGHEST)
         if low is not None and high is not None:
-            low, high = min(max(low, LOWEST), HIGHEST), min(max(high, LOWEST), HIGHEST)
             ax.plot([low, high], [i, i], color=colour, linewidth=1.6)
-        ax.plot([shown], [i], marker="s" if experts else "o", color=colour, markersize=5)
+        ax.plot([value], [i], marker="s" if experts else "o", color=colour, markersize=5)
     ax.set_yticks(range(len(rows)), [f"{stratum} · {rater}" for stratum, rater, *_rest in rows], fontsize=7.5)
     ax.invert_yaxis()
-    ax.set_xlim(LOWEST, HIGHEST)
+    ax.set_xlim(lowest, highest)
     ax.axvline(0, color=NEUTRAL, linewidth=0.8, linestyle=":")
     ax.axvline(0.667, color=NEUTRAL, linewidth=0.6, linestyle="--")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_xlabel(_("Krippendorff's alpha (dashed line: 0.667, the lowest for tentative conclusions)"))
+    label = _("Krippendorff's alpha (dashed line: 0.667, the lowest for tentative conclusions)")
+    ax.set_xlabel(wrapped(label, LABEL_WIDTH))
     experts_handle = ax.plot([], [], marker="s", color=NEGATIVE, label=_("experts among themselves"))[0]
     judge_handle = ax.plot([], [], marker="o", color=POSITIVE, label=_("experts with the judge added"))[0]
     fig.legend(handles=[experts_handle, judge_handle], loc="outside lower center", ncols=2)

@@ -59,3 +59,35 @@ def test_alpha_figure_and_tables_use_names_and_headers_in_chinese(
     assert files["alpha.pdf"].startswith(b"%PDF")
     # The Chinese name is drawn with the CJK font, embedded as a TrueType subset (Type 42) in the PDF.
     assert b"NotoSansCJK" in files["alpha.pdf"] and b"FontFile2" in files["alpha.pdf"]
+
+
+def _report(values: list[tuple[float, float, float]]) -> dict:
+    """A report with one stratum: the experts' alpha, then one judge per further value."""
+    estimate = [{"value": v, "ci_low": low, "ci_high": high} for v, low, high in values]
+    return {
+        "strata": [
+            {
+                "key": "overall",
+                "baseline": {"alpha_ordinal": estimate[0]},
+                "judges": {f"judge {n}": {"alpha_with_judge": e} for n, e in enumerate(estimate[1:], 1)},
+            }
+        ]
+    }
+
+
+def test_the_alpha_axis_fits_every_estimate_and_interval_and_clamps_none():
+    from calibration.charts import axis_range, wrapped
+
+    assert axis_range([0.3, 0.9]) == (-0.2, 1.0 + 0.04 * 1.2)
+    fig = forest_plot(_report([(0.71, 0.6, 0.8), (-0.267, -0.55, 0.02)]), {})
+    ax = fig.axes[0]
+    low, high = ax.get_xlim()
+    assert low < -0.55 and high >= 1.0
+    drawn_x = {round(float(x), 3) for line in ax.get_lines() for x in line.get_xdata()}
+    assert {-0.267, -0.55, 0.71} <= drawn_x, "each estimate and bound drawn where it is, not at the edge"
+    # Title and label are broken into lines that fit the figure, in either language.
+    assert "\n" in ax.get_xlabel() and all(len(line) <= 72 for line in ax.get_xlabel().splitlines())
+    assert all(
+        len(line) <= 29
+        for line in wrapped("克里彭多夫阿尔法系数（有序）及其百分之九十五置信区间，虚线为零点六六七", 58).splitlines()
+    )
