@@ -3,7 +3,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from annotation.items.models import Benchmark, Item
+from annotation.items.models import Benchmark, Dimension, Item
 from annotation.queue.selectors import queue_workers
 from annotation.screening.models import Criterion
 
@@ -20,7 +20,12 @@ class RoundOpenForm(forms.Form):
         ],
         required=False,
     )
-    dimension = forms.CharField(label=_("Only dimension (code)"), required=False)
+    dimension = forms.ModelChoiceField(
+        label=_("Only dimension"),
+        queryset=Dimension.objects.select_related("benchmark").order_by("benchmark__slug", "position", "code"),
+        required=False,
+        empty_label=_("All dimensions"),
+    )
     kind = forms.ChoiceField(label=_("Only kind"), choices=[("", _("All kinds")), *Item.Kind.choices], required=False)
     criteria = forms.ModelMultipleChoiceField(
         label=_("Criteria"), queryset=Criterion.objects.all(), widget=forms.CheckboxSelectMultiple
@@ -33,6 +38,16 @@ class RoundOpenForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["dimension"].label_from_instance = lambda d: f"{d.benchmark.name} · {d.name}"
         self.eligible = {str(u.pk): u for u in queue_workers(permission="screening.review_item")}
         self.fields["reviewers"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
         self.fields["criteria"].initial = list(Criterion.objects.filter(dimension=None))
+
+    def clean(self) -> dict:
+        data = super().clean()
+        benchmark, dimension = data.get("benchmark"), data.get("dimension")
+        if benchmark and dimension and dimension.benchmark_id != benchmark.pk:
+            self.add_error("dimension", _("This dimension belongs to another benchmark."))
+        elif dimension:
+            data["dimension"] = dimension.code  # the round's filter stores the code
+        return data
