@@ -6,9 +6,28 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from django import template
 from django.utils.translation import gettext as _
 
+from calibration.models import CombineRule
 from evaluation.charts import language_name, typology_name
 
 register = template.Library()
+
+
+@register.filter
+def mapping_name(code: str) -> str:
+    """Return a margin mapping's readable name with its formula (the report stores its code)."""
+    names = {
+        "linear": _("linear, f(k) = k"),
+        "sqrt": _("square root, f(k) = √k"),
+        "log": _("logarithmic, f(k) = 1 + ln k"),
+        "fixed": _("fixed, one update per verdict"),
+    }
+    return names.get(code, code)
+
+
+@register.filter
+def combine_rule_name(code: str) -> str:
+    """Return an order-combination rule's readable name (the report stores its code)."""
+    return CombineRule(code).label if code in CombineRule.values else code
 
 
 @register.filter
@@ -49,6 +68,8 @@ def _reason(text: str) -> str:
         "the typology needs ΔZ in at least two languages": _("the typology needs ΔZ in at least two languages"),
         "no decisive verdict": _("no decisive verdict"),
         "no verdict": _("no verdict"),
+        "a variable is constant": _("a variable is constant"),
+        "needs at least three paired values": _("needs at least three paired values"),
     }
     if text in fixed:
         return fixed[text]

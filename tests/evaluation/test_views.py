@@ -193,3 +193,23 @@ def test_the_drill_down_shows_each_answer_in_the_letters_the_model_saw(
     assert "Options as the model saw them" in page
     assert f"{chosen['letter']} (shown as {chosen['seen_as']})" in page
     assert re.search(r"A=[A-D] B=[A-D]", page)
+
+
+def test_the_report_names_its_settings_and_reasons_in_the_readers_language(
+    frozen_release, primary, make_endpoint, researcher, login
+):
+    run = make_evaluation_run(
+        name="named",
+        release=frozen_release,
+        endpoints=[make_endpoint("sim-mcq-acc90"), make_endpoint("sim-style-concise")],
+        languages=["en"],
+        user=researcher,
+    )
+    client = login(researcher)
+    english = client.get(f"/evaluation/{run.pk}/").content.decode()
+    assert "square root, f(k) = √k" in english and "an inconsistent pair counts as a tie" in english
+    client.cookies["django_language"] = "zh-hans"
+    chinese = client.get(f"/evaluation/{run.pk}/").content.decode()
+    for code in ("“sqrt”", "“facet_tie”", "a variable is constant", "needs at least three paired values"):
+        assert code not in chinese, code
+    assert "平方根" in chinese
