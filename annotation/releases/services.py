@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from annotation.items import selectors as item_selectors
 from annotation.items.models import Benchmark, Item
+from annotation.releases.checks import CHECK_LABELS
 from annotation.releases.models import Release, ReleaseFile, ReleaseItem
 from annotation.releases.selectors import (
     release_entries,
@@ -180,7 +181,7 @@ def release_freeze(*, release: Release, user: AbstractBaseUser | None, override_
     if failed and not override_reason:
         raise ValidationError(
             _("Validation failed (%(checks)s). Fix the items or give a reason to freeze anyway.")
-            % {"checks": ", ".join(failed)}
+            % {"checks": "; ".join(str(CHECK_LABELS.get(code, code)) for code in failed)}
         )
     release.status = Release.Status.FROZEN
     release.frozen_at = timezone.now().replace(microsecond=0)

@@ -61,7 +61,7 @@ def test_a_revision_saved_during_screening_and_accepted_by_the_round_is_named(ta
     assert check.params == {"ok": 1, "n": 2}
     by_code = {c.code: c for c in selectors.release_validate(release=release)}
     assert by_code["all_accepted"].passed, "every item says accepted: only this check sees the unscreened text"
-    with pytest.raises(ValidationError, match="revisions_screened"):
+    with pytest.raises(ValidationError, match="Every pinned revision passed screening"):
         releases.release_freeze(release=release, user=lead)
 
 
@@ -123,7 +123,7 @@ def test_the_release_page_lists_the_unscreened_items_and_the_api_refuses_to_free
     assert "/items/rs-page/" in line
     response = client.post(f"/api/releases/{release.pk}/freeze/", {}, content_type="application/json")
     assert response.status_code == 400
-    assert "revisions_screened" in response.content.decode()
+    assert "Every pinned revision passed screening" in response.content.decode()
     release.refresh_from_db()
     assert not release.is_frozen
 

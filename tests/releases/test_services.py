@@ -8,6 +8,7 @@ import zipfile
 import jsonschema
 import pyarrow.parquet as pq
 import pytest
+from django.utils import translation
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -67,8 +68,12 @@ def test_checklist_names_each_failure_and_its_items(taxonomy, lead):
 
 def test_freezing_with_failed_checks_needs_a_recorded_reason(accepted_items, admin_user, fixed_clock):
     release = build()
-    with pytest.raises(ValidationError, match="Validation failed \\(dimension_targets"):
+    with pytest.raises(ValidationError, match="Validation failed \\(Per-dimension counts meet targets"):
         releases.release_freeze(release=release, user=admin_user)
+    # The refusal names the checks, not their codes, in the reader's language.
+    with translation.override("zh-hans"), pytest.raises(ValidationError) as refused:
+        releases.release_freeze(release=release, user=admin_user)
+    assert "dimension_targets" not in str(refused.value) and "各维度题目数达到目标" in str(refused.value)
     assert Release.objects.get(pk=release.pk).status == "draft"
     frozen = releases.release_freeze(release=release, user=admin_user, override_reason="pilot subset")
     assert (frozen.status, frozen.frozen_by, frozen.frozen_at) == ("frozen", admin_user, FIXED_NOW)
@@ -198,7 +203,7 @@ def test_export_bytes_are_the_same_on_every_database(frozen_layout_1):
 # Layout 2 adds files and a YAML block to the card; the JSONL and CSV files are those of layout 1.
 EXPECTED_SHA256_LAYOUT_2 = {
     **{name: digest for name, digest in EXPECTED_SHA256.items() if name != "README.md"},
-    "README.md": "049084290cc94b736819797746b12a38164e1e0dbe23013b58ebc2d5acfbe50b",
+    "README.md": "8673c4effc4aa06074f6f91a7535be416a9af073ee5bc5c4b766f87a0ad0a95a",
     "evals.en.jsonl": "047ec0c163ae6aac2bc77ea898dedf070f79a68eadf528812d802230366a7e85",
     "evals.zh.jsonl": "0ce4a65cabaf006342bd80e461d51eb6449dd7feb0b1894475d1681f21c26e01",
     "lm_eval.en.jsonl": "6996d641699f677082162f34f39acbfa1cd428bfe599f8b8ea4ed2cbcb506d85",
