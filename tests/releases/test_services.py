@@ -8,11 +8,11 @@ import zipfile
 import jsonschema
 import pyarrow.parquet as pq
 import pytest
-from django.utils import translation
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, connection, transaction
+from django.utils import translation
 
 from annotation.items import services
 from annotation.items.models import Benchmark, Item
