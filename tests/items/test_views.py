@@ -664,3 +664,12 @@ def test_page_import_records_the_importer(taxonomy, expert, login):
     assert item.created_by == expert
     assert item.current_revision.author == expert
     assert item.origin == Item.Origin.IMPORTED
+
+
+def test_the_import_page_names_its_formats_in_the_readers_language(taxonomy, expert, login):
+    client = login(expert)
+    english = client.get("/items/import/").content.decode()
+    assert re.search(r'<option value="emobench">EmoBench(\'|&#x27;)s own files</option>', english)
+    client.cookies["django_language"] = "zh-hans"
+    chinese = client.get("/items/import/").content.decode()
+    assert ">EmoBench 原始文件</option>" in chinese and ">emobench</option>" not in chinese
