@@ -95,7 +95,11 @@ def test_a_batch_run_on_llmock_finishes(transactional_db, llmock, settings):
 def test_429_and_5xx_bursts_are_retried_to_the_end(transactional_db, fast_retries):
     faulty = _server("LLMOCK_FAULTS_URL")
     run = work(
-        services.run_create(endpoint=endpoint(faulty), prompts=prompts(20, "f"), parser="text", name="f", start=False)
+        # Half of LLMock's replies here are faults: with the factory's 6 retries a prompt runs out of attempts with
+        # probability 0.5^7, one in seven runs of 20 prompts; with 20 retries, one run in 50,000.
+        services.run_create(
+            endpoint=endpoint(faulty, max_retries=20), prompts=prompts(20, "f"), parser="text", name="f", start=False
+        )
     )
     assert (run.status, run.done, run.failed) == (Run.Status.DONE, 20, 0), run.error
     assert sum(LLMCall.objects.filter(run_items__run=run).values_list("retries", flat=True)) > 0
