@@ -6,12 +6,17 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
 
+from core.deletion import CountedDeleteMixin
 from core.models import UserProfile
 
 User = get_user_model()
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class StudioModelAdmin(CountedDeleteMixin, admin.ModelAdmin):
+    """The product's ModelAdmin: a delete confirmation that counts instead of listing (core.deletion)."""
+
+
+class ReadOnlyAdmin(StudioModelAdmin):
     """Rows that change only through services or workers (items, so that every change becomes a revision; LLM
     batches and budgets): shown in the admin site for inspection, never added, edited or deleted there."""
 
@@ -30,7 +35,7 @@ SUPERUSER_ONLY_FIELDS = ("is_superuser", "user_permissions")
 
 
 @admin.register(UserProfile)
-class UserProfileAdmin(admin.ModelAdmin):
+class UserProfileAdmin(StudioModelAdmin):
     list_display = ["user", "language"]
 
 
@@ -38,7 +43,7 @@ admin.site.unregister(User)
 
 
 @admin.register(User)
-class StudioUserAdmin(UserAdmin):
+class StudioUserAdmin(CountedDeleteMixin, UserAdmin):
     """Accounts: an admin who is not a superuser assigns roles (groups), but grants no superuser status or
     individual permission, and leaves superusers' accounts alone; only a superuser may do those."""
 

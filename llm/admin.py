@@ -1,11 +1,11 @@
 from django.contrib import admin
 
-from core.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyAdmin, StudioModelAdmin
 from llm.models import BudgetPool, Endpoint, LLMCall, Run, RunBatch
 
 
 @admin.register(Endpoint)
-class EndpointAdmin(admin.ModelAdmin):
+class EndpointAdmin(StudioModelAdmin):
     list_display = [
         "name",
         "model",
@@ -21,7 +21,7 @@ class EndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(LLMCall)
-class LLMCallAdmin(admin.ModelAdmin):
+class LLMCallAdmin(StudioModelAdmin):
     list_display = [
         "id",
         "endpoint",
@@ -42,7 +42,7 @@ class LLMCallAdmin(admin.ModelAdmin):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(StudioModelAdmin):
     list_display = ["id", "name", "endpoint", "status", "planned", "done", "cached", "failed", "spent", "created_at"]
     list_filter = ["status", "endpoint"]
     search_fields = ["name", "purpose"]

@@ -22,19 +22,12 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import bench_routes  # noqa: E402
 
 # Routes still over 10 queries at the benchmark's sizes (docs/performance.md, "What is left"): release pages are
-# another change's (their checklist is recomputed per view), and the admin's delete confirmations and the release
-# change form list related objects, as Django's admin does.
+# another change's (their checklist is recomputed per view).
 KNOWN_OVER = {
     ("home", "admin"),  # 12: every panel of every role (docs/performance.md)
     ("items:item-detail", "expert"),  # 12 with screening feedback and near-duplicates
     ("items:item-edit", "lead_expert"),  # 12
     ("releases:release-detail", "lead_expert"),  # a draft's checklist, recomputed per view
-    ("admin:releases_release_change", "admin"),  # one query per pinned item (raw-id labels of the inline)
-    ("admin:releases_release_delete", "admin"),
-    ("admin:auth_user_delete", "admin"),
-    ("admin:llm_endpoint_delete", "admin"),
-    ("admin:llm_run_delete", "admin"),
-    ("admin:items_benchmark_delete", "admin"),
     ("evaluation-run-estimate", "researcher"),  # 15
     ("release-validation", "researcher"),  # 11: the checklist with its revisions-screened check, per request
 }

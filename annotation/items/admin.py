@@ -14,7 +14,7 @@ from annotation.items.models import (
     ScenarioDomain,
     StatusDecision,
 )
-from core.admin import ReadOnlyAdmin
+from core.admin import ReadOnlyAdmin, StudioModelAdmin
 
 
 class DimensionInline(admin.TabularInline):
@@ -34,20 +34,20 @@ class DimensionInline(admin.TabularInline):
 
 
 @admin.register(Benchmark)
-class BenchmarkAdmin(admin.ModelAdmin):
+class BenchmarkAdmin(StudioModelAdmin):
     list_display = ["slug", "name_en", "name_zh"]
     inlines = [DimensionInline]
 
 
 @admin.register(Dimension)
-class DimensionAdmin(admin.ModelAdmin):
+class DimensionAdmin(StudioModelAdmin):
     list_display = ["code", "benchmark", "level", "name_en", "name_zh", "subjective", "provisional", "target_items"]
     list_filter = ["benchmark", "level", "subjective", "provisional"]
     search_fields = ["code", "name_en", "name_zh"]
 
 
 @admin.register(EmotionCategory)
-class EmotionCategoryAdmin(admin.ModelAdmin):
+class EmotionCategoryAdmin(StudioModelAdmin):
     list_display = ["code", "name_en", "name_zh", "valence", "position"]
     list_filter = ["valence"]
     search_fields = ["code", "name_en", "name_zh"]
@@ -59,19 +59,19 @@ class ScenarioInline(admin.TabularInline):
 
 
 @admin.register(ScenarioDomain)
-class ScenarioDomainAdmin(admin.ModelAdmin):
+class ScenarioDomainAdmin(StudioModelAdmin):
     list_display = ["code", "name_en", "name_zh", "position"]
     inlines = [ScenarioInline]
 
 
 @admin.register(Scenario)
-class ScenarioAdmin(admin.ModelAdmin):
+class ScenarioAdmin(StudioModelAdmin):
     list_display = ["code", "domain", "name_en", "name_zh"]
     list_filter = ["domain"]
 
 
 @admin.register(CrisisLevel)
-class CrisisLevelAdmin(admin.ModelAdmin):
+class CrisisLevelAdmin(StudioModelAdmin):
     list_display = ["level", "name_en", "name_zh"]
 
 
