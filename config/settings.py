@@ -222,6 +222,9 @@ IMPORT_MAX_LINE_BYTES = int(os.environ.get("IMPORT_MAX_LINE_BYTES", "1000000"))
 NEAR_DUPLICATE_THRESHOLD = float(os.environ.get("NEAR_DUPLICATE_THRESHOLD", "0.85"))
 RELEASE_MAX_DOMAIN_SHARE = float(os.environ.get("RELEASE_MAX_DOMAIN_SHARE", "0.4"))
 RELEASE_MIN_VALENCE_SHARE = float(os.environ.get("RELEASE_MIN_VALENCE_SHARE", "0.1"))
+# A draft release of up to this many entries is checked in the request when its kept checklist is out of date;
+# a larger one by a worker, while its page shows the previous result (annotation/releases/drafts.py).
+RELEASE_CHECK_INLINE_ENTRIES = int(os.environ.get("RELEASE_CHECK_INLINE_ENTRIES", "1000"))
 
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
 # Behind a TLS proxy, gunicorn (make serve) trusts X-Forwarded-Proto from the addresses in FORWARDED_ALLOW_IPS.

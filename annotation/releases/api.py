@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.items.models import Benchmark
-from annotation.releases import selectors
+from annotation.releases import drafts, selectors
 from annotation.releases import services as releases
 from annotation.releases.models import Release
 from annotation.releases.serializers import (
@@ -56,14 +56,26 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         release = releases.release_items_change(release=self.get_object(), user=request.user, **data.validated_data)
         return Response(ReleaseSerializer(release).data)
 
-    @extend_schema(responses=OpenApiResponse(description="validation checklist"))
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(description="validation checklist"),
+            202: OpenApiResponse(description="a large draft being checked by a worker: the previous checklist, if any"),
+        }
+    )
     @action(detail=True, methods=["get"])
     def validation(self, request: Request, pk: str | None = None) -> Response:
         release = self.get_object()
         if release.is_frozen:
             return Response(release.validation)
-        checks = selectors.release_validate(release=release)
-        return Response({"failed": [c.code for c in checks if not c.passed], "checks": [c.as_dict() for c in checks]})
+        draft = drafts.draft_checks(release)
+        body = {
+            "failed": draft.failed,
+            "checks": draft.checks,
+            "computed_at": draft.computed_at,
+            "current": draft.current,
+        }
+        # A large draft is checked by a worker: 202 with the previous result (or none) until the current one is kept.
+        return Response(body, status=200 if draft.current else 202)
 
     @extend_schema(request=ReleaseFreezeSerializer, responses=ReleaseSerializer)
     @action(detail=True, methods=["post"])

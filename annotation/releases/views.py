@@ -8,8 +8,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRefresh
 
-from annotation.releases import selectors
+from annotation.releases import drafts, selectors
 from annotation.releases import services as releases
 from annotation.releases.checks import checklist_display
 from annotation.releases.forms import ReleaseCreateForm, ReleaseEditForm
@@ -62,19 +63,21 @@ def release_create(request: HttpRequest) -> HttpResponse:
 @permission_required("items.view_item")
 def release_detail(request: HttpRequest, slug: str, version: str) -> HttpResponse:
     release = _get(slug, version)
+    draft = None if release.is_frozen else drafts.draft_checks(release)
+    if request.htmx and request.GET.get("part") == "checks":
+        if draft is None or draft.current:
+            return HttpResponseClientRefresh()  # checked: the checklist and card change, so the page loads again
+        return render(request, "releases/release_detail.html#draft_state", {"release": release, "draft": draft})
     if release.is_frozen:
         # Everything shown was recorded at freeze (files, digests, card, checklist): read it, never write it again,
         # and list one page of the pinned items.
         paginator = Paginator(selectors.release_entry_order(release=release), ENTRIES_PER_PAGE)
-        checks = None
         checksums, card = selectors.release_frozen_files(release=release)
     else:
-        # A draft is checked as a whole (the checklist needs every entry); the table still shows one page.
-        entries = selectors.release_entries(release)
-        paginator = Paginator(entries, ENTRIES_PER_PAGE)
-        checks = selectors.release_validate(release=release, entries=entries)
-        card = selectors.release_card_text(release=release, checks=checks, entries=entries)
-        checksums = []
+        # A draft's checklist and card are kept for the record they were computed from (drafts.draft_checks); the
+        # table reads one page of entries.
+        paginator = Paginator(selectors.release_page_entries(release=release), ENTRIES_PER_PAGE)
+        checksums, card = [], draft.card
     page = paginator.get_page(request.GET.get("page"))
     if release.is_frozen:
         # The page holds ids in order; read their rows (one query).
@@ -87,7 +90,8 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
         {
             "release": release,
             "page": page,
-            "checks": checklist_display([c.as_dict() for c in checks]) if checks is not None else None,
+            "draft": draft,
+            "checks": checklist_display(draft.checks) if draft is not None and draft.checks is not None else None,
             "frozen_checks": checklist_display(release.validation.get("checks", [])) if release.is_frozen else [],
             "checksums": checksums,
             "card": card,

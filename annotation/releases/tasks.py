@@ -1,0 +1,18 @@
+"""Background tasks of the releases app: thin wrappers taking ids (run them with ``manage.py db_worker``)."""
+
+from django.tasks import task
+from django.utils import translation
+
+from annotation.releases import drafts
+from annotation.releases.models import Release
+
+
+@task()
+def draft_checks_compute(release_id: int, language: str) -> bool:
+    """Check a large draft release as it stands and keep the result (``annotation.releases.drafts``)."""
+    release = Release.objects.select_related("benchmark").filter(pk=release_id).first()
+    if release is None or release.is_frozen:
+        return False
+    with translation.override(language):
+        drafts.draft_checks_compute(release)
+    return True
