@@ -140,9 +140,10 @@ def _options_errors(
     return errors
 
 
-def _response_prompts(run: EvaluationRun, model: ModelUnderTest) -> list[dict]:
+def _response_prompts(run: EvaluationRun, model: ModelUnderTest, entries: list | None = None) -> list[dict]:
+    """The prompts ``model`` answers (``entries``: the release's ``release_entries``, read once for every model)."""
     result = []
-    for entry in release_entries(run.release):
+    for entry in release_entries(run.release) if entries is None else entries:
         item, revision = entry.item, entry.revision
         for lang in run.languages:
             version = revision.content.get(lang)
@@ -193,9 +194,11 @@ def _response_prompts(run: EvaluationRun, model: ModelUnderTest) -> list[dict]:
 def evaluation_estimate(*, run: EvaluationRun) -> dict:
     """Estimate the calls and money of the response phase and of round-robin judging, before starting."""
     calls, cost, cost_batch = 0, Decimal("0"), Decimal("0")
-    for model in run.models.select_related("endpoint"):
+    entries = release_entries(run.release)
+    models = list(run.models.select_related("endpoint"))
+    for model in models:
         endpoint = model.endpoint
-        for prompt in _response_prompts(run, model):
+        for prompt in _response_prompts(run, model, entries):
             request = build_request(
                 api_style=endpoint.api_style,
                 model=endpoint.model,
@@ -210,10 +213,10 @@ def evaluation_estimate(*, run: EvaluationRun) -> dict:
             )
             batch_input, batch_output = endpoint.prices(batch=True)
             cost_batch += rough_request_cost(request, price_input=batch_input, price_output=batch_output)
-    n_models = run.models.count()
+    n_models = len(models)
     open_items = sum(
         1
-        for e in release_entries(run.release)
+        for e in entries
         for lang in run.languages
         if e.item.kind == "open_prompt" and e.revision.content.get(lang)
     )
@@ -287,8 +290,9 @@ def _start_responses(*, run: EvaluationRun, user: AbstractBaseUser | None, start
         raise ValidationError(_("This run has already started."))
     run.phase = EvaluationRun.Phase.RESPONSES
     run.save(update_fields=["phase"])
+    entries = release_entries(run.release)
     for model in run.models.select_related("endpoint"):
-        prompts_for_model = _response_prompts(run, model)
+        prompts_for_model = _response_prompts(run, model, entries)
         if not prompts_for_model:
             raise ValidationError(_("The release has no items in the chosen languages."))
         parser = "logprobs" if run.protocol == EvaluationRun.Protocol.LOGPROB else "text"
