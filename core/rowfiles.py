@@ -157,25 +157,34 @@ def pair_headers(counts: Mapping[str, int]) -> dict[str, int]:
     }
 
 
-def write_table_file(rows: Iterable[Mapping[str, object]], columns: list[Column], fmt: str, out: str) -> None:
+def write_table_file(rows: Iterable[Mapping[str, object]], columns: list[Column], fmt: str, out: str) -> int:
     """Write the table in ``fmt`` to the path ``out`` (through a ``.partial`` file, replaced when complete), or to
-    standard output when ``out`` is ``-``."""
+    standard output when ``out`` is ``-``; return the number of rows written."""
     import sys
     from pathlib import Path
 
+    written = 0
+
+    def counted() -> Iterator[Mapping[str, object]]:
+        nonlocal written
+        for row in rows:
+            written += 1
+            yield row
+
     if out == "-":
-        write_table(rows, columns, fmt, sys.stdout.buffer)
+        write_table(counted(), columns, fmt, sys.stdout.buffer)
         sys.stdout.buffer.flush()
-        return
+        return written
     path = Path(out)
     partial = path.with_name(path.name + ".partial")
     try:
         with partial.open("wb") as file:
-            write_table(rows, columns, fmt, file)
+            write_table(counted(), columns, fmt, file)
         partial.replace(path)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
+    return written
 
 
 def language_param(value: str | None) -> str | None:

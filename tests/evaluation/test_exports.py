@@ -34,8 +34,10 @@ def _rank(path, *extra: str) -> dict:
 
 def test_exported_verdicts_rank_to_the_reports_ratings_through_manage_rank_models(run, tmp_path):
     path = tmp_path / "verdicts.csv"
-    call_command("export_verdicts", run.name, "--out", str(path))
+    said = io.StringIO()
+    call_command("export_verdicts", run.name, "--out", str(path), stderr=said)
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert said.getvalue().strip() == f"wrote {len(rows)} verdicts to {path}"
     subjective = run.report["subjective"]
     assert sum(1 for r in rows if not r["excluded"]) == subjective["combined_pairs"]["overall|en"]
     assert len(rows) * 2 == PairVerdict.objects.filter(run=run).count()

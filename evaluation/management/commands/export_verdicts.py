@@ -42,6 +42,9 @@ class Command(BaseCommand):
             rows, columns = module.verdict_preference_rows(run=run, language=language), module.PAIR_COLUMNS
         else:
             rows, columns = module.verdict_rows(run=run, language=language), module.VERDICT_COLUMNS
-        write_table_file(rows, columns, options["format"], options["out"])
+        written = write_table_file(rows, columns, options["format"], options["out"])
+        if options["out"] != "-":  # standard output holds the table itself
+            what = "preference pairs" if options["pairs"] else "verdicts"
+            self.stderr.write(f"wrote {written} {what} to {options['out']}")
         if options["pairs"]:
             self.stderr.write(", ".join(f"{name}: {value}" for name, value in pair_headers(counts).items()))

@@ -42,6 +42,9 @@ class Command(BaseCommand):
                 columns = exports.LABEL_COLUMNS
         except exports.ExportRefused as exc:
             raise CommandError(str(exc)) from exc
-        write_table_file(rows, columns, options["format"], options["out"])
+        written = write_table_file(rows, columns, options["format"], options["out"])
+        if options["out"] != "-":  # standard output holds the table itself
+            what = "preference pairs" if options["pairs"] else "labels"
+            self.stderr.write(f"wrote {written} {what} to {options['out']}")
         if options["pairs"]:
             self.stderr.write(", ".join(f"{name}: {value}" for name, value in pair_headers(counts).items()))
