@@ -21,15 +21,12 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import bench_routes  # noqa: E402
 
-# Routes still over 10 queries at the benchmark's sizes (docs/performance.md, "What is left"): release pages are
-# another change's (their checklist is recomputed per view).
+# Routes still over 10 queries at the benchmark's sizes (docs/performance.md, "What is left").
 KNOWN_OVER = {
     ("home", "admin"),  # 12: every panel of every role (docs/performance.md)
     ("items:item-detail", "expert"),  # 12 with screening feedback and near-duplicates
     ("items:item-edit", "lead_expert"),  # 12
-    ("releases:release-detail", "lead_expert"),  # a draft's checklist, recomputed per view
     ("evaluation-run-estimate", "researcher"),  # 15
-    ("release-validation", "researcher"),  # 11: the checklist with its revisions-screened check, per request
 }
 
 
