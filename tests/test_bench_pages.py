@@ -25,7 +25,6 @@ import bench_routes  # noqa: E402
 KNOWN_OVER = {
     ("home", "admin"),  # 12: every panel of every role (docs/performance.md)
     ("items:item-detail", "expert"),  # 12 with screening feedback and near-duplicates
-    ("items:item-edit", "lead_expert"),  # 12
     ("evaluation-run-estimate", "researcher"),  # 15
 }
 

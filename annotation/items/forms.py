@@ -1,7 +1,10 @@
 """Forms for the item pages: status decisions, filters, the bilingual editor, drafting templates and drafting jobs."""
 
+from collections.abc import Iterator
+
 from django import forms
 from django.contrib.auth.models import AbstractBaseUser
+from django.forms.models import ModelChoiceIterator
 from django.http import QueryDict
 from django.urls import reverse_lazy
 from django.utils.text import format_lazy
@@ -114,6 +117,33 @@ class ItemFilterForm(forms.Form):
         ]
 
 
+class ListedChoiceIterator(ModelChoiceIterator):
+    """The choices of a field given ``listed`` (the rows read already), else of its queryset, as Django's."""
+
+    def __iter__(self) -> Iterator[tuple[object, str]]:
+        if self.field.listed is None:
+            yield from super().__iter__()
+            return
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        for obj in self.field.listed:
+            yield self.choice(obj)
+
+    def __len__(self) -> int:
+        if self.field.listed is None:
+            return super().__len__()
+        return len(self.field.listed) + (1 if self.field.empty_label is not None else 0)
+
+
+class ListedMultipleChoiceField(forms.ModelMultipleChoiceField):
+    """A multiple choice whose options can be given as rows read already (``listed``), so that a page that needs
+    them for something else too (the editor's initial emotions) reads them once; input is validated against the
+    queryset as always."""
+
+    iterator = ListedChoiceIterator
+    listed: list | None = None
+
+
 class ItemMetaForm(forms.Form):
     """Classification fields of the editor; content fields are read from the POST by ``content_from_post``."""
 
@@ -124,7 +154,7 @@ class ItemMetaForm(forms.Form):
         required=False,
         widget=PickerSelect(placeholder=_("Search scenarios…")),
     )
-    emotions = forms.ModelMultipleChoiceField(
+    emotions = ListedMultipleChoiceField(
         label=_("Emotions"),
         queryset=EmotionCategory.objects.all(),
         required=False,

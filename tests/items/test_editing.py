@@ -155,3 +155,30 @@ def test_an_exact_duplicate_of_an_existing_item_is_skipped_and_reported(template
     html = login(lead).get(f"/drafting/jobs/{second.pk}/").content.decode()
     assert 'id="skipped-duplicates"' in html and "malformed" not in html.split('id="skipped-duplicates"')[1]
     assert "5 exact duplicates of existing items, skipped" in html
+
+
+def test_the_editor_selects_the_items_emotions_and_reads_its_choices_once(taxonomy, lead, login):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.items import services
+    from annotation.items.models import EmotionCategory
+    from tests.factories import make_item
+
+    item = make_item(user=lead)
+    chosen = list(EmotionCategory.objects.order_by("code")[:2])
+    services.item_revise(
+        item=item,
+        state=services.ItemState(dimension=item.dimension, content=item.current_revision.content, emotions=chosen),
+        user=lead,
+    )
+    client = login(lead)
+    client.get(f"/items/{item.uid}/edit/")
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(f"/items/{item.uid}/edit/").content.decode()
+    assert len(queries) <= 10
+    assert sum('"items_emotioncategory"' in q["sql"] for q in queries.captured_queries) == 1
+    select = page[page.index('name="emotions"') :].split("</select>", 1)[0]
+    for emotion in EmotionCategory.objects.all():
+        option = select[select.index(f'<option value="{emotion.pk}"') :].split(">", 1)[0]
+        assert ("selected" in option) == (emotion in chosen), emotion.code

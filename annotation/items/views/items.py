@@ -25,7 +25,7 @@ from annotation.items.forms import (
     editor_rows,
 )
 from annotation.items.interchange import dump_jsonl
-from annotation.items.models import Benchmark, Item, ItemDraft, StatusDecision
+from annotation.items.models import Benchmark, EmotionCategory, Item, ItemDraft, StatusDecision
 from annotation.items.neighbours import item_neighbours
 from annotation.items.pagination import IdsFirstPaginator, count_cache_key
 from annotation.items.schema import item_schema_text
@@ -229,7 +229,7 @@ def _editor_context(item: Item, meta: ItemMetaForm, content: dict, error: str = 
 @permission_required("items.change_item")
 @require_http_methods(["GET", "POST"])
 def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
-    item = get_object_or_404(Item.objects.select_related("benchmark", "current_revision"), uid=uid)
+    item = get_object_or_404(Item.objects.select_related("benchmark", "current_revision", "dimension"), uid=uid)
     revision = item.current_revision
     if request.method == "POST":
         meta = ItemMetaForm(request.POST, benchmark=item.benchmark)
@@ -277,17 +277,22 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
     if draft is not None:
         services.item_draft_discard(item=item, user=request.user)
     attrs = revision.attributes if revision else {}
+    # The emotion choices are read once, for the options and for the revision's emotions (its attributes name
+    # their codes, as the item's emotions are set from them).
+    emotions = list(EmotionCategory.objects.all())
+    chosen = set(attrs.get("emotions", [])) if revision else {e.code for e in item.emotions.all()}
     meta = ItemMetaForm(
         initial={
             "dimension": item.dimension_id,
             "scenario": item.scenario_id,
-            "emotions": list(item.emotions.all()),
+            "emotions": [emotion.pk for emotion in emotions if emotion.code in chosen],
             "crisis_level": item.crisis_level_id,
             "difficulty": attrs.get("difficulty", item.difficulty),
             "base_revision": revision.number if revision else None,
         },
         benchmark=item.benchmark,
     )
+    meta.fields["emotions"].listed = emotions
     return render(request, "items/item_edit.html", _editor_context(item, meta, revision.content if revision else {}))
 
 
