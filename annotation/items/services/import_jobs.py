@@ -90,10 +90,10 @@ def item_import_job_start(
 class _ProgressWriter:
     """Write a job's progress where other connections see it, at most every ``PROGRESS_SECONDS``.
 
-    Outside a transaction it is an update on the worker's connection. Inside the import's transaction (the writing
-    stage) that update would be seen only at commit: on PostgreSQL a second connection of its own writes it; on
-    SQLite, which has one writer at a time, nothing is written until the import commits (the page says the items are
-    being written, without a count).
+    The checks and the start of the writing stage run outside any transaction: an update on the worker's connection.
+    The rest of the writing stage runs inside the import's transaction, where that update would be seen only at
+    commit: on PostgreSQL a second connection of its own writes it; on SQLite, which has one writer at a time,
+    nothing is written until the import commits (the page says the items are being written, without a count).
     """
 
     def __init__(self, job_id: int) -> None:
@@ -106,10 +106,9 @@ class _ProgressWriter:
         if stage == self.last[0] and processed < total and now - self.last[1] < PROGRESS_SECONDS:
             return
         self.last = (stage, now)
-        connection = connections["default"]
-        if not connection.in_atomic_block:
+        if not (stage == ItemImportJob.Stage.WRITING and processed):
             ItemImportJob.objects.filter(pk=self.job_id).update(stage=stage, processed=processed, total=total)
-        elif connection.vendor == "postgresql":
+        elif connections["default"].vendor == "postgresql":
             try:
                 if self.side is None:
                     self.side = connections.create_connection("default")
