@@ -28,7 +28,6 @@ from annotation.items.models import (
     StatusDecision,
 )
 from annotation.items.pagination import IdsFirstPaginator, count_cache_key
-from annotation.items.services import import_jobs
 from annotation.items.serializers import (
     BenchmarkSerializer,
     CrisisLevelSerializer,
@@ -44,6 +43,7 @@ from annotation.items.serializers import (
     StatusDecideSerializer,
     StatusDecisionSerializer,
 )
+from annotation.items.services import import_jobs
 from core.pagination import PageSizePagination
 from core.permissions import api_permission
 from core.routing import app_router

@@ -3,7 +3,6 @@
 from rest_framework import serializers
 
 from annotation.items.content import KINDS
-from annotation.items.services.imports import IMPORT_FORMATS
 from annotation.items.models import (
     Benchmark,
     CrisisLevel,
@@ -16,6 +15,7 @@ from annotation.items.models import (
     ScenarioDomain,
     StatusDecision,
 )
+from annotation.items.services.imports import IMPORT_FORMATS
 
 
 class RevisionSerializer(serializers.ModelSerializer):

@@ -29,11 +29,11 @@ def queue_on_commit(django_capture_on_commit_callbacks, monkeypatch):
     start = import_jobs.item_import_job_start
 
     def started(**kwargs):
-        with django_capture_on_commit_callbacks(execute=True):
-            with transaction.atomic():
-                return start(**kwargs)
+        with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+            return start(**kwargs)
 
     monkeypatch.setattr(import_jobs, "item_import_job_start", started)
+
 
 IN_WORKER = override_settings(IMPORT_SYNC_MAX_BYTES=0)
 

@@ -62,7 +62,8 @@ class ItemImportJob(models.Model):
         verbose_name_plural = _("item imports")
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(status__in=["queued", "running", "done", "failed"]), name="item_import_job_status_valid"
+                condition=models.Q(status__in=["queued", "running", "done", "failed"]),
+                name="item_import_job_status_valid",
             ),
             models.CheckConstraint(
                 condition=models.Q(stage__in=["", "checking", "writing"]), name="item_import_job_stage_valid"
