@@ -36,7 +36,7 @@ class ItemImportJob(models.Model):
     dry_run = models.BooleanField(_("dry run"), default=False)
     # The language the importer reads: the worker writes the errors and messages in it.
     language = models.CharField(max_length=10, blank=True)
-    data = models.BinaryField(default=b"")
+    data = models.BinaryField(default=b"", help_text="the uploaded file, zlib-compressed; emptied once imported")
     size = models.PositiveBigIntegerField(_("bytes"), default=0)
     sha256 = models.CharField(_("SHA-256"), max_length=64)
     status = models.CharField(_("status"), max_length=10, choices=Status.choices, default=Status.QUEUED)
