@@ -218,6 +218,9 @@ PRICE_CURRENCY = os.environ.get("PRICE_CURRENCY", "USD")
 # Upper bounds for untrusted text: a field longer than this is refused on import and edit.
 ITEM_MAX_TEXT_CHARS = int(os.environ.get("ITEM_MAX_TEXT_CHARS", "20000"))
 IMPORT_MAX_LINE_BYTES = int(os.environ.get("IMPORT_MAX_LINE_BYTES", "1000000"))
+# The import page imports a file up to this size at once; a larger one goes to a background worker (an import job
+# with its own page), so that no request outlives the web server's timeout. The API always queues a job.
+IMPORT_SYNC_MAX_BYTES = int(os.environ.get("IMPORT_SYNC_MAX_BYTES", "1000000"))
 # Release validation: TF-IDF cosine above which two items count as near-duplicates, and balance limits.
 NEAR_DUPLICATE_THRESHOLD = float(os.environ.get("NEAR_DUPLICATE_THRESHOLD", "0.85"))
 RELEASE_MAX_DOMAIN_SHARE = float(os.environ.get("RELEASE_MAX_DOMAIN_SHARE", "0.4"))

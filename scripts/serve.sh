@@ -30,8 +30,13 @@ PORT=${PORT:-8000}
 BIND=${BIND:-127.0.0.1:$PORT}
 WEB_CONCURRENCY=${WEB_CONCURRENCY:-$(( $(nproc 2>/dev/null || echo 1) * 2 + 1 ))}
 
-"$PY" manage.py migrate --noinput
-"$PY" manage.py createcachetable
+# Migrations as the role that owns the tables when MIGRATE_DATABASE_URL names it (docs/deploy.md, *The database
+# roles*): the web process then connects as DATABASE_URL's role, which owns nothing, and never sees the owner's URL.
+MIGRATE_URL=${MIGRATE_DATABASE_URL:-$DATABASE_URL}
+unset MIGRATE_DATABASE_URL
+DATABASE_URL=$MIGRATE_URL "$PY" manage.py migrate --noinput
+DATABASE_URL=$MIGRATE_URL "$PY" manage.py createcachetable
+unset MIGRATE_URL
 "$PY" manage.py collectstatic --noinput -v 0
 "$PY" manage.py check --deploy --fail-level WARNING
 

@@ -6,9 +6,10 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,6 +33,8 @@ from annotation.items.serializers import (
     CrisisLevelSerializer,
     DimensionSerializer,
     EmotionSerializer,
+    ItemImportJobSerializer,
+    ItemImportUploadSerializer,
     ItemSerializer,
     ItemWriteSerializer,
     RevisionSerializer,
@@ -40,6 +43,7 @@ from annotation.items.serializers import (
     StatusDecideSerializer,
     StatusDecisionSerializer,
 )
+from annotation.items.services import import_jobs
 from core.pagination import PageSizePagination
 from core.permissions import api_permission
 from core.routing import app_router
@@ -210,6 +214,49 @@ class RevisionViewSet(viewsets.ReadOnlyModelViewSet):
     pagination_class = IdsFirstPagination
 
 
+class ItemImportViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
+    """Item imports run by a background worker: upload a file, then poll its ``status_url``.
+
+    The importer sees their own jobs; an admin (``items.view_itemimportjob``) sees every one.
+    """
+
+    permission_classes = [CREATE]
+    serializer_class = ItemImportJobSerializer
+    pagination_class = PageSizePagination
+    parser_classes = [MultiPartParser, FormParser]
+    queryset = Item.objects.none()
+
+    def get_queryset(self):  # noqa: ANN201
+        return selectors.item_import_jobs(user=self.request.user)
+
+    @extend_schema(
+        request={"multipart/form-data": ItemImportUploadSerializer},
+        responses={
+            202: ItemImportJobSerializer,
+            400: OpenApiResponse(description="no file, an unknown format or an empty file (nothing stored)"),
+        },
+        description="Store a JSONL file and queue its import for a background worker; answers 202 at once with the "
+        "job (``status_url``, also in the Location header). The worker checks every line, then imports all the "
+        "items in one transaction, or none: the job then lists every line's error.",
+    )
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        upload = ItemImportUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        data = upload.validated_data
+        job = import_jobs.item_import_job_start(
+            data=data["file"].read(),
+            user=request.user,
+            filename=data["file"].name or "",
+            format=data["format"],
+            benchmark=data.get("benchmark") or None,
+            dry_run=data["dry_run"],
+        )
+        body = ItemImportJobSerializer(job, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
+
+
 class _TaxonomyViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [VIEW]
     pagination_class = None
@@ -252,9 +299,14 @@ class CrisisLevelViewSet(_TaxonomyViewSet):
 
 # The router mounted at /api/ (config/urls.py), as before the apps had routers of their own: its index lists only
 # the routes the user may use. The releases' routes are under /api/releases/, on their app's router.
-router = app_router("items", default="items.view_item", needs={"revisions": "items.view_itemrevision"})
+router = app_router(
+    "items",
+    default="items.view_item",
+    needs={"revisions": "items.view_itemrevision", "item-imports": "items.add_item"},
+)
 router.register("items", ItemViewSet, basename="item")
 router.register("revisions", RevisionViewSet, basename="revision")
+router.register("item-imports", ItemImportViewSet, basename="item-import")
 router.register("benchmarks", BenchmarkViewSet, basename="benchmark")
 router.register("dimensions", DimensionViewSet, basename="dimension")
 router.register("emotions", EmotionViewSet, basename="emotion")

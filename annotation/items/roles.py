@@ -6,6 +6,8 @@ _READ = ["items.view_item", "items.view_itemrevision", "items.view_benchmark"]
 _AUTHOR = ["items.add_item", "items.change_item"]
 # Accepting, rejecting or returning an item to draft outside screening, always with a recorded reason.
 _DECIDE = ["items.decide_status"]
+# Every user's import jobs (their files' errors and counts); everyone sees their own.
+_IMPORT_JOBS = ["items.view_itemimportjob"]
 _TAXONOMY = [
     "items.add_benchmark",
     "items.change_benchmark",
@@ -25,5 +27,5 @@ PERMISSIONS = {
     RESEARCHER: _READ,
     EXPERT: _READ + _AUTHOR,
     LEAD_EXPERT: _READ + _AUTHOR + _DECIDE,
-    ADMIN: _READ + _AUTHOR + _DECIDE + _TAXONOMY,
+    ADMIN: _READ + _AUTHOR + _DECIDE + _TAXONOMY + _IMPORT_JOBS,
 }

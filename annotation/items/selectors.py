@@ -17,6 +17,7 @@ from annotation.items.models import (
     DraftingJob,
     EmotionCategory,
     Item,
+    ItemImportJob,
     ItemRevision,
     ItemTemplate,
     Scenario,
@@ -330,3 +331,12 @@ def revision_classification(revision: ItemRevision | None) -> dict:
         "crisis_level": crisis,
         "difficulty": Item.Difficulty(difficulty).label if difficulty in Item.Difficulty.values else "",
     }
+
+
+def item_import_jobs(*, user: object) -> QuerySet[ItemImportJob]:
+    """Return the import jobs ``user`` may see, newest first: their own, or every one with
+    ``items.view_itemimportjob`` (admins). The stored file is never read."""
+    jobs = ItemImportJob.objects.defer("data").select_related("created_by")
+    if not user.has_perm("items.view_itemimportjob"):
+        jobs = jobs.filter(created_by=user)
+    return jobs.order_by("-created_at", "-pk")

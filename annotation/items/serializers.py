@@ -9,11 +9,13 @@ from annotation.items.models import (
     Dimension,
     EmotionCategory,
     Item,
+    ItemImportJob,
     ItemRevision,
     Scenario,
     ScenarioDomain,
     StatusDecision,
 )
+from annotation.items.services.imports import IMPORT_FORMATS
 
 
 class RevisionSerializer(serializers.ModelSerializer):
@@ -170,3 +172,72 @@ class CrisisLevelSerializer(serializers.ModelSerializer):
     class Meta:
         model = CrisisLevel
         fields = ["level", "name_en", "name_zh", "definition_en", "definition_zh"]
+
+
+class ItemImportUploadSerializer(serializers.Serializer):
+    """A JSONL file to import in the background (multipart), as the import page takes it."""
+
+    file = serializers.FileField(help_text="one item per line (interchange format) or EmoBench's own file")
+    format = serializers.ChoiceField(choices=IMPORT_FORMATS, default="eistudio")
+    benchmark = serializers.CharField(required=False, allow_blank=True, max_length=50)
+    dry_run = serializers.BooleanField(default=False, help_text="check and report, write nothing")
+
+
+class ImportLineErrorSerializer(serializers.Serializer):
+    line = serializers.IntegerField(help_text="0 for the file as a whole")
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ItemImportJobSerializer(serializers.ModelSerializer):
+    """Where an import job stands and, once finished, what it imported or every line's error (nothing written)."""
+
+    created_by = serializers.CharField(source="created_by.username", read_only=True)
+    percent = serializers.IntegerField(read_only=True, help_text="how far the current stage has got, 0 to 100")
+    finished = serializers.BooleanField(read_only=True)
+    errors = ImportLineErrorSerializer(many=True, read_only=True)
+    flagged = serializers.DictField(
+        child=serializers.ListField(child=serializers.DictField()), read_only=True, help_text="uid -> parity issues"
+    )
+    source_faults = serializers.ListField(child=serializers.CharField(), read_only=True)
+    status_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ItemImportJob
+        fields = [
+            "id",
+            "status",
+            "finished",
+            "stage",
+            "processed",
+            "total",
+            "percent",
+            "filename",
+            "format",
+            "benchmark",
+            "dry_run",
+            "size",
+            "sha256",
+            "created",
+            "revised",
+            "unchanged",
+            "flagged_count",
+            "flagged",
+            "source_faults",
+            "error_count",
+            "errors",
+            "failure",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "status_url",
+        ]
+        read_only_fields = fields
+
+    def get_status_url(self, job: ItemImportJob) -> str:
+        from django.urls import reverse
+
+        path = reverse("item-import-detail", args=[job.pk])
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.items.views import coverage, drafting, items
+from annotation.items.views import coverage, drafting, imports, items
 
 app_name = "items"
 
@@ -9,6 +9,7 @@ urlpatterns = [
     path("items/new/", items.item_create, name="item-create"),
     path("items/export.jsonl", items.item_export, name="item-export"),
     path("items/import/", items.item_import, name="item-import"),
+    path("items/imports/<int:pk>/", imports.import_job, name="item-import-job"),
     path("items/near-duplicates/", coverage.near_duplicate_clusters, name="near-duplicates"),
     path("coverage/", coverage.coverage, name="coverage"),
     path("items/<str:uid>/", items.item_detail, name="item-detail"),

@@ -2,6 +2,7 @@
 a release's entries and checklist, its dataset card and export files, the check of an unpacked export, and the
 comparison of two releases."""
 
+import hashlib
 import json
 from array import array
 from dataclasses import dataclass, field
@@ -258,12 +259,14 @@ def release_frozen_files(*, release: Release) -> tuple[list[tuple[str, int, str]
 
 OWN_MANIFEST = "own-manifest"
 RECORDED_MANIFEST = "recorded-manifest"
+GIVEN_DIGEST = "manifest-digest"
 
 
 @dataclass
 class VerifyCheck:
-    """One check of an unpacked export: its name (``own-manifest``, ``recorded-manifest``), what it compared, and
-    every problem found (none: passed). ``ran`` is False when it could not run, ``skipped`` saying why."""
+    """One check of an unpacked export: its name (``own-manifest``, ``recorded-manifest``, ``manifest-digest``),
+    what it compared, and every problem found (none: passed). ``ran`` is False when it could not run, ``skipped``
+    saying why."""
 
     name: str
     problems: list[str] = field(default_factory=list)
@@ -283,6 +286,9 @@ class ExportCheck:
     size and SHA-256, no file unlisted). ``recorded-manifest``: each file, ``manifest.json`` included, against the
     listing recorded in the database at freeze. Either alone can be fooled: files and manifest changed together
     pass the first; the stored bytes and their digests rewritten together in the database pass the second.
+    ``manifest-digest`` (only when a digest is given): the directory's ``manifest.json`` against the SHA-256 recorded
+    out of band when the release was frozen; with ``own-manifest`` it checks every file without trusting any
+    database copy.
     """
 
     checks: list[VerifyCheck]
@@ -308,15 +314,21 @@ class ExportCheck:
         return next((check for check in self.checks if check.name == name), None)
 
 
-def release_export_verify(*, directory: Path, offline: bool = False, release: Release | None = None) -> ExportCheck:
-    """Check an unpacked export against its own manifest and against the manifest recorded at freeze.
+def release_export_verify(
+    *, directory: Path, offline: bool = False, release: Release | None = None, manifest_sha256: str | None = None
+) -> ExportCheck:
+    """Check an unpacked export against its own manifest, against the manifest recorded at freeze and, when
+    ``manifest_sha256`` is given, its ``manifest.json`` against that digest.
 
     The release is ``release`` or the frozen one the directory's manifest names. When this database does not hold
-    it (or cannot be read, or ``offline``), only the directory's own manifest is checked, and the result says why:
-    that shows the files agree with it, not that they are the files that were frozen.
+    it (or cannot be read, or ``offline``), the recorded manifest is not checked, and the result says why: the
+    directory's own manifest then shows the files agree with it, and only a digest given from outside the database
+    (printed at freeze and export, shown on the release page) shows that manifest is the one that was frozen.
     """
     manifest, problems = read_manifest(directory)
-    own = VerifyCheck(OWN_MANIFEST, problems=verify_directory(directory) if manifest is not None else problems)
+    checks = [VerifyCheck(OWN_MANIFEST, problems=verify_directory(directory) if manifest is not None else problems)]
+    if manifest_sha256 is not None:
+        checks.append(VerifyCheck(GIVEN_DIGEST, problems=_given_digest_problems(directory, manifest_sha256)))
     reason = "offline" if offline else "unknown_release"
     if release is None and not offline and manifest is not None:
         try:
@@ -336,10 +348,26 @@ def release_export_verify(*, directory: Path, offline: bool = False, release: Re
         expected = {
             name: {"bytes": size, "sha256": digest} for name, size, digest in release_export_checksums(release=release)
         }
-        recorded = VerifyCheck(RECORDED_MANIFEST, problems=verify_directory(directory, expected))
-        return ExportCheck(checks=[own, recorded], release=release)
-    skipped = VerifyCheck(RECORDED_MANIFEST, ran=False, skipped=reason)
-    return ExportCheck(checks=[own, skipped], reason=reason)
+        checks.insert(1, VerifyCheck(RECORDED_MANIFEST, problems=verify_directory(directory, expected)))
+        return ExportCheck(checks=checks, release=release)
+    checks.insert(1, VerifyCheck(RECORDED_MANIFEST, ran=False, skipped=reason))
+    return ExportCheck(checks=checks, reason=reason)
+
+
+def _given_digest_problems(directory: Path, expected: str) -> list[str]:
+    """Return the problem of a directory whose ``manifest.json`` does not have the SHA-256 ``expected``."""
+    manifest = directory / MANIFEST
+    if not manifest.is_file():
+        return [f"{MANIFEST}: missing"]
+    digest = hashlib.sha256(manifest.read_bytes()).hexdigest()
+    if digest != expected.lower():
+        return [f"{MANIFEST}: SHA-256 {digest} is not the {expected.lower()} given"]
+    return []
+
+
+def release_manifest_sha256(*, release: Release) -> str | None:
+    """Return the SHA-256 of a frozen release's ``manifest.json`` as recorded at freeze (None for a draft)."""
+    return ReleaseFile.objects.filter(release=release, name=MANIFEST).values_list("sha256", flat=True).first()
 
 
 def release_compare(*, old: Release, new: Release) -> dict:

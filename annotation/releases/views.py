@@ -13,6 +13,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from annotation.releases import drafts, selectors
 from annotation.releases import services as releases
 from annotation.releases.checks import checklist_display
+from annotation.releases.export import MANIFEST
 from annotation.releases.forms import ReleaseCreateForm, ReleaseEditForm
 from annotation.releases.models import Release
 from core.permissions import permission_required
@@ -94,6 +95,7 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
             "checks": checklist_display(draft.checks) if draft is not None and draft.checks is not None else None,
             "frozen_checks": checklist_display(release.validation.get("checks", [])) if release.is_frozen else [],
             "checksums": checksums,
+            "manifest_sha256": next((digest for name, _size, digest in checksums if name == MANIFEST), ""),
             "card": card,
             "others": others,
             "edit_form": ReleaseEditForm(instance_release=release) if not release.is_frozen else None,

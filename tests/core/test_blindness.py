@@ -77,6 +77,8 @@ REQUIRED = {
     "items:near-duplicates": VIEW,
     "items:item-create": "items.add_item",
     "items:item-import": "items.add_item",
+    # an import job's page and API: its importer's (others get 404), every one for an admin
+    "items:item-import-job": "items.add_item",
     "items:item-edit": "items.change_item",
     "items:item-autosave": "items.change_item",
     "items:item-status-decide": "items.decide_status",
@@ -89,6 +91,8 @@ REQUIRED = {
     "item-revise": "items.change_item",
     "revision-list": "items.view_itemrevision",
     "revision-detail": "items.view_itemrevision",
+    "item-import-list": "items.add_item",
+    "item-import-detail": "items.add_item",
     "benchmark-list": VIEW,
     "benchmark-detail": VIEW,
     "dimension-list": VIEW,

@@ -1,8 +1,9 @@
-"""The item bank's data: taxonomy, items with immutable revisions, editor drafts, templates and drafting jobs, and
-the near-duplicate index."""
+"""The item bank's data: taxonomy, items with immutable revisions, editor drafts, templates and drafting jobs, import
+jobs, and the near-duplicate index."""
 
 from annotation.items.models.decisions import StatusDecision
 from annotation.items.models.drafting import DraftingJob, ItemTemplate
+from annotation.items.models.imports import ItemImportJob
 from annotation.items.models.items import Item, ItemDraft, ItemRevision, ItemRevisionQuerySet
 from annotation.items.models.similarity import ItemSignature, ItemSignatureBand, SimilarityIndex
 from annotation.items.models.taxonomy import (
@@ -23,6 +24,7 @@ __all__ = [
     "DraftingJob",
     "EmotionCategory",
     "Item",
+    "ItemImportJob",
     "ItemDraft",
     "ItemRevision",
     "ItemRevisionQuerySet",

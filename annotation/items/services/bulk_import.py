@@ -12,7 +12,7 @@ signs its items once all are written, in the same transaction (``annotation.item
 ``index_build``).
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import batched
@@ -117,8 +117,12 @@ def write_records(
     user: AbstractBaseUser | None,
     report: "ImportReport",
     source_format: str,
+    on_batch: Callable[[int], None] | None = None,
 ) -> None:
-    """Write checked records in batches of ``BATCH_SIZE``; the caller holds the transaction."""
+    """Write checked records in batches of ``BATCH_SIZE``; the caller holds the transaction.
+
+    ``on_batch``, if given, is called after each batch with the number of records written so far.
+    """
     messages = (_("Imported"), _("Re-imported"))  # in the caller's language: the planning thread has its own
     batches = batched(records, BATCH_SIZE)
 
@@ -137,6 +141,8 @@ def write_records(
         while (plans := pending.result()) is not None:
             pending = pool.submit(plan_next)
             _write_batch(plans=plans, user=user, report=report, source_format=source_format)
+            if on_batch is not None:
+                on_batch(report.total)
 
 
 def _plan(

@@ -1,6 +1,6 @@
 """Importing items from JSONL (the interchange format or EmoBench's files), all or nothing."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
@@ -19,6 +19,9 @@ from annotation.items.signatures import index_build
 from core.errors import ServiceError
 
 IMPORT_FORMATS = ("eistudio", "emobench")
+# Told where an import stands: stage ("checking" lines or "writing" items), how many are done, out of how many.
+Progress = Callable[[str, int, int], None]
+PROGRESS_EVERY = 1000
 
 
 class ImportFailed(ServiceError):
@@ -119,13 +122,15 @@ def items_import(
     format: str = "eistudio",
     benchmark: str | None = None,
     dry_run: bool = False,
+    progress: Progress | None = None,
 ) -> ImportReport:
     """Import items from JSONL bytes, all or nothing.
 
     Every line is checked first (``ImportFailed`` lists every error, naming line and field, and nothing is
     written); then the items are written in batches inside one transaction, each item exactly as
     ``item_create``, ``item_revise`` and ``item_status_decide`` would write it. Re-importing identical content
-    changes nothing; changed content adds revisions.
+    changes nothing; changed content adds revisions. ``progress``, if given, is told how far the checks and the
+    writing have got (every ``PROGRESS_EVERY`` lines or items; the writing stage inside the transaction).
     """
     if format not in IMPORT_FORMATS:
         message = _("unknown format %(format)s; expected %(expected)s") % {
@@ -134,6 +139,9 @@ def items_import(
         }
         raise ImportFailed([LineError(0, "format", message)])
     report = ImportReport(dry_run=dry_run)
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if progress is not None:
+        progress("checking", 0, lines)
     max_chars = settings.ITEM_MAX_TEXT_CHARS
     if format == "emobench":
         rows, errors = read_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES)
@@ -155,7 +163,9 @@ def items_import(
     else:
         # Two passes over the bytes: the first keeps only what the checks need, the second (while writing, batch
         # by batch) parses each line again, so that the whole file is never held as Python objects.
-        records, errors, empty = _check_file(data, max_chars=max_chars, benchmark=benchmark)
+        records, errors, empty = _check_file(
+            data, max_chars=max_chars, benchmark=benchmark, progress=progress, lines=lines
+        )
 
         def full_records() -> Iterator[ItemRecord]:
             return _records(data, max_chars=max_chars, benchmark=benchmark)
@@ -164,6 +174,9 @@ def items_import(
         errors.append(LineError(0, "file", _("the file holds no records")))
     if errors:
         raise ImportFailed(errors)
+    if progress is not None:
+        progress("checking", lines, lines)
+        progress("writing", 0, len(records))
     with transaction.atomic():
         taxonomy = TaxonomyIndex()
         existing = bulk.existing_items(uids=[r.uid for r in records])
@@ -178,6 +191,7 @@ def items_import(
                 user=user,
                 report=report,
                 source_format=format,
+                on_batch=None if progress is None else lambda written: progress("writing", written, len(records)),
             )
         except bulk.UidsTaken as exc:
             raise ImportFailed(
@@ -199,7 +213,7 @@ def items_import(
 
 
 def _check_file(
-    data: bytes, *, max_chars: int, benchmark: str | None
+    data: bytes, *, max_chars: int, benchmark: str | None, progress: Progress | None = None, lines: int = 0
 ) -> tuple[list[ItemRecord], list[LineError], bool]:
     """Check every line; return the records without their content, the errors and whether no line held a record."""
     read_errors: list[LineError] = []
@@ -212,6 +226,8 @@ def _check_file(
                 read_errors.append(row)
             else:
                 rows_seen += 1
+                if progress is not None and rows_seen % PROGRESS_EVERY == 0:
+                    progress("checking", row[0], lines)
                 yield row
 
     records: list[ItemRecord] = []

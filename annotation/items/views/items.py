@@ -29,6 +29,7 @@ from annotation.items.models import Benchmark, EmotionCategory, Item, ItemDraft,
 from annotation.items.neighbours import item_neighbours
 from annotation.items.pagination import IdsFirstPaginator, count_cache_key
 from annotation.items.schema import item_schema_text
+from annotation.items.services import import_jobs
 from core import home
 from core.permissions import permission_required
 
@@ -401,7 +402,13 @@ def item_export(request: HttpRequest) -> HttpResponse:
 @permission_required("items.add_item")
 @require_http_methods(["GET", "POST"])
 def item_import(request: HttpRequest) -> HttpResponse:
-    context: dict = {"formats": services.IMPORT_FORMATS, "benchmarks": Benchmark.objects.all()}
+    """Import a JSONL file: at once up to ``IMPORT_SYNC_MAX_BYTES``, else as a job a worker runs (its own page)."""
+    context: dict = {
+        "formats": services.IMPORT_FORMATS,
+        "benchmarks": Benchmark.objects.all(),
+        "jobs": list(selectors.item_import_jobs(user=request.user).filter(created_by=request.user)[:10]),
+        "sync_max_bytes": settings.IMPORT_SYNC_MAX_BYTES,
+    }
     if request.method == "POST":
         upload = request.FILES.get("file")
         fmt = request.POST.get("format", "eistudio")
@@ -410,14 +417,14 @@ def item_import(request: HttpRequest) -> HttpResponse:
         if upload is None:
             context["errors"] = [_("Choose a JSONL file to import.")]
             return render(request, "items/item_import.html", context, status=400)
+        options = {"format": fmt, "benchmark": request.POST.get("benchmark") or None, "dry_run": dry_run}
         try:
-            report = services.items_import(
-                data=upload.read(),
-                user=request.user,
-                format=fmt,
-                benchmark=request.POST.get("benchmark") or None,
-                dry_run=dry_run,
-            )
+            if import_jobs.item_import_runs_in_worker(size=upload.size):
+                job = import_jobs.item_import_job_start(
+                    data=upload.read(), user=request.user, filename=upload.name or "", **options
+                )
+                return redirect("items:item-import-job", pk=job.pk)
+            report = services.items_import(data=upload.read(), user=request.user, **options)
         except services.ImportFailed as exc:
             context["errors"] = [str(e) for e in exc.errors]
             return render(request, "items/item_import.html", context, status=400)

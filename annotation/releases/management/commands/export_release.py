@@ -33,3 +33,8 @@ class Command(BaseCommand):
         for name, data in files.items():
             self.stdout.write(f"  {name:<24} {len(data):>10} bytes")
         self.stdout.write(self.style.SUCCESS(f"exported {release} to {options['out']}"))
+        digest = release_selectors.release_manifest_sha256(release=release)
+        self.stdout.write(
+            f"manifest.json SHA-256 {digest} (recorded at freeze): "
+            f"verify_release {options['out']} --manifest-sha256 {digest}"
+        )

@@ -54,6 +54,11 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
         self.stdout.write(self.style.SUCCESS(f"froze {release}: content checksum {release.content_checksum}"))
+        digest = release_selectors.release_manifest_sha256(release=release)
+        self.stdout.write(
+            f"manifest.json SHA-256 {digest}: keep it outside this database; "
+            f"verify_release DIR --manifest-sha256 {digest} checks an export against it"
+        )
 
     def _build_and_freeze(self, benchmark: Benchmark, filters: dict, user: object, options: dict) -> Release:
         """Build (if needed) and freeze in one transaction, so a refused freeze leaves no new draft behind."""

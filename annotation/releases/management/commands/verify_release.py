@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -18,7 +19,11 @@ DESCRIPTIONS = {
     "(each listed file present, with its size and SHA-256; no file missing or unlisted)",
     release_selectors.RECORDED_MANIFEST: "every file, manifest.json included, against the manifest recorded in the "
     "database when {release} was frozen ({frozen_at})",
+    release_selectors.GIVEN_DIGEST: "manifest.json against the SHA-256 given with --manifest-sha256 (recorded out of "
+    "band at freeze: freeze_release, export_release and the release page show it); with own-manifest, every file "
+    "without trusting any copy in a database",
 }
+HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
 
 
 class Command(BaseCommand):
@@ -26,8 +31,9 @@ class Command(BaseCommand):
         "Check an unpacked release export with two checks: own-manifest, every file against the directory's own "
         "manifest.json; recorded-manifest, every file (manifest.json included) against the manifest recorded in "
         "the database when the release was frozen. Without the release in the database (or with --offline) only "
-        "the first runs, and the command says why. Names each check and whether it passed; exits non-zero when "
-        "any check that ran failed."
+        "the first runs, and the command says why. With --manifest-sha256 HEX (the digest freeze_release printed), "
+        "manifest-digest checks manifest.json against it, so that no database copy is trusted. Names each check "
+        "and whether it passed; exits non-zero when any check that ran failed."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -41,6 +47,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--offline", action="store_true", help="check only against the directory's own manifest.json"
         )
+        parser.add_argument(
+            "--manifest-sha256",
+            metavar="HEX",
+            help="the SHA-256 of manifest.json recorded out of band when the release was frozen (freeze_release and "
+            "export_release print it, the release page shows it): manifest.json must have it",
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         directory: Path = options["directory"]
@@ -48,6 +60,9 @@ class Command(BaseCommand):
             raise CommandError(f"{directory}: not a directory")
         if options["release"] and options["offline"]:
             raise CommandError("--release and --offline exclude each other")
+        digest = options["manifest_sha256"]
+        if digest is not None and not HEX_DIGEST.fullmatch(digest):
+            raise CommandError(f"--manifest-sha256 expects 64 hexadecimal digits, got {digest!r}")
         release = None
         if options["release"]:
             slug, version = options["release"]
@@ -56,7 +71,7 @@ class Command(BaseCommand):
                 raise CommandError(f"no release {version} of benchmark {slug!r}")
         try:
             result = release_selectors.release_export_verify(
-                directory=directory, offline=options["offline"], release=release
+                directory=directory, offline=options["offline"], release=release, manifest_sha256=digest
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from exc
