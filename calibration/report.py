@@ -12,6 +12,7 @@ from decimal import Decimal
 
 import numpy as np
 
+from annotation.labelling import active
 from annotation.labelling.text import response_length
 from calibration import agreement as ag
 from calibration.agreement.planning import planning_inputs
@@ -20,6 +21,7 @@ from calibration.report_facts import CalibrationFacts, ComparisonFacts
 from calibration.selectors import calibration_report_facts
 from core.canonical import canonical_json
 from core.csvsafe import csv_text
+from core.figures import CONTENT_TYPES, FORMATS
 from core.latex import latex_escape
 
 PRIMARY_LEVEL = "ordinal"
@@ -282,8 +284,6 @@ def _served_rows(facts: CalibrationFacts, keys: list[str], labelled: np.ndarray)
 
 def _design(facts: CalibrationFacts, table: np.ndarray, verdicts: dict) -> dict | None:
     """Return design-unbiased agreement per judge for a set served in active order (``annotation.labelling.active``)."""
-    from annotation.labelling import active
-
     if facts.served is None:
         return None
     keys = [f"{c.dimension}:{c.language}" for c in facts.comparisons]
@@ -435,8 +435,8 @@ DOWNLOADS = {
 def report_file(run: CalibrationRun, fmt: str) -> tuple[bytes, str, str] | None:
     """Return the run's report in ``fmt`` (json, csv, tex; svg, png, pdf: the alpha figure) as (bytes, content type,
     file name); None if unknown."""
+    # deferred: calibration.charts imports this module (report_digest) and matplotlib
     from calibration.charts import forest_files
-    from core.figures import CONTENT_TYPES, FORMATS
 
     if fmt in FORMATS:
         return forest_files(run, fmt), CONTENT_TYPES[fmt], f"calibration-{run.pk}-alpha.{fmt}"

@@ -2,6 +2,7 @@
 
 from django.db.models import Prefetch, QuerySet
 
+from annotation.labelling.models import ExpertLabel
 from calibration.models import (
     CalibrationJudgeRun,
     CalibrationRun,
@@ -72,8 +73,6 @@ def calibration_run_selection(*, run: CalibrationRun) -> JudgeSelection | None:
 
 def calibration_report_facts(*, run: CalibrationRun) -> CalibrationFacts:
     """Read what the run's report is built from: the set's comparisons, the experts' labels and the verdicts."""
-    from annotation.labelling.models import ExpertLabel
-
     comparison_set = run.comparison_set
     comparisons = comparison_set.comparisons.select_related("dimension", "response_a", "response_b").order_by("id")
     labels = ExpertLabel.objects.filter(assignment__comparison__comparison_set=comparison_set).select_related(

@@ -12,12 +12,15 @@ from django.utils.translation import gettext as _
 
 from annotation.releases.models import Release
 from annotation.releases.selectors import release_entries
+from calibration.juries import jury_members
 from calibration.models import CombineRule, Judge, JudgeSelection
 from calibration.services import primary_judge
 from evaluation import prompts
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse
 from evaluation.progress import RUNNING_PHASES
 from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
+from evaluation.report import build_report, report_digest
+from evaluation.report.files import run_figures
 from evaluation.services.common import EVALUATION_PURPOSE
 from evaluation.services.judging import adaptive_next, round_robin, start_judging
 from llm import services as llm_services
@@ -220,8 +223,6 @@ def evaluation_estimate(*, run: EvaluationRun) -> dict:
     judge_calls = open_items * n_models * (n_models - 1) if run.judge_id else 0
     judge_cost = judge_cost_batch = Decimal("0")
     if judge_calls:
-        from calibration.juries import jury_members
-
         # A jury asks each of its members, so it costs the sum of theirs.
         for endpoint in (member.endpoint for member in jury_members(run.judge)):
             typical = {"messages": [{"content": "x" * 6000}], "max_tokens": 600}
@@ -378,8 +379,6 @@ def figures_draw(*, run_id: int) -> None:
 
     The page draws any that are missing itself, so a failure here costs the first reader the wait, nothing else.
     """
-    from evaluation.report.files import run_figures
-
     run = EvaluationRun.objects.filter(pk=run_id, report__isnull=False).first()
     if run is None:
         return
@@ -404,8 +403,6 @@ def evaluation_report_compute(*, run: EvaluationRun) -> dict:
 
 
 def _report_store(run: EvaluationRun) -> dict:
-    from evaluation.report import build_report, report_digest
-
     report = build_report(run)
     run.report, run.report_digest = report, report_digest(report)
     run.phase = EvaluationRun.Phase.DONE
