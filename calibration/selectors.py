@@ -3,6 +3,7 @@
 from django.db.models import Prefetch, QuerySet
 
 from annotation.labelling.models import ExpertLabel
+from calibration import suggestion
 from calibration.models import (
     CalibrationJudgeRun,
     CalibrationRun,
@@ -45,7 +46,7 @@ def calibration_run_judges(*, run: CalibrationRun) -> list[CalibrationJudgeRun]:
 def judge_rule_exclusion(*, report: dict, name: str) -> str | None:
     """Return the report's line on why its suggestion rule excluded judge ``name``, or None if the rule allowed it.
 
-    The rule (``calibration.report.suggest``) excludes a judge whose alpha with the experts is undefined or whose
+    The rule (``calibration.suggestion.suggest``) excludes a judge whose alpha with the experts is undefined or whose
     interval lies wholly below the experts' own alpha, on the overall stratum.
     """
     strata = report.get("strata") or []
@@ -55,11 +56,7 @@ def judge_rule_exclusion(*, report: dict, name: str) -> str | None:
     row = overall.get("judges", {}).get(name)
     if row is None:
         return None
-    base = overall["baseline"]["alpha_ordinal"]["value"]
-    estimate = row["alpha_with_judge"]
-    high = estimate.get("ci_high")
-    excluded = estimate["value"] is None or (base is not None and high is not None and high < base)
-    if not excluded:
+    if not suggestion.excluded(row["alpha_with_judge"], overall["baseline"]["alpha_ordinal"]["value"]):
         return None
     prefix = f"{name}: "
     lines = report.get("suggestion", {}).get("reasoning", [])

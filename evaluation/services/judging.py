@@ -13,7 +13,6 @@ from calibration.agreement.juries import jury_order_scores, jury_verdict
 from calibration.juries import jury_members
 from calibration.models import Judge
 from calibration.services import judge_messages
-from evaluation import ratings
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
 from evaluation.services.common import EVALUATION_PURPOSE
 from llm import services as llm_services
@@ -29,12 +28,7 @@ def _pairs(models: list[ModelUnderTest]) -> list[tuple[ModelUnderTest, ModelUnde
 
 
 def _judging_batch(
-    run: EvaluationRun,
-    judge: Judge,
-    pairs_by_stratum: dict,
-    responses: dict,
-    entries: dict,
-    names: list[str],
+    run: EvaluationRun, judge: Judge, pairs_by_stratum: dict, responses: dict, entries: dict, names: list[str],
     missing: set[str],
 ) -> list[dict]:
     """Return one judge's prompts for the pairs (both orders); a jury member's refs name the member."""
@@ -177,6 +171,8 @@ def adaptive_next(run: EvaluationRun) -> dict:
     round's pairs are chosen as one batch (``ratings.pairs_adaptive_batch``): pairs whose order is most in doubt,
     spread over the items that have not judged them yet, ``adaptive_pairs_per_round`` per item.
     """
+    from evaluation import ratings
+
     models = {m.code: m for m in run.models.all()}
     judged = list(PairVerdict.objects.filter(run=run, parsed=True).select_related("model_a", "model_b", "item"))
     groups: dict[tuple, list[int]] = {}
