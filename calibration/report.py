@@ -22,7 +22,6 @@ from calibration.selectors import calibration_report_facts
 from calibration.suggestion import suggest
 from core.canonical import canonical_json
 from core.csvsafe import csv_text
-from core.figures import CONTENT_TYPES, FORMATS
 from core.latex import latex_escape
 
 PRIMARY_LEVEL = "ordinal"
@@ -400,8 +399,10 @@ DOWNLOADS = {
 def report_file(run: CalibrationRun, fmt: str) -> tuple[bytes, str, str] | None:
     """Return the run's report in ``fmt`` (json, csv, tex; svg, png, pdf: the alpha figure) as (bytes, content type,
     file name); None if unknown."""
-    # deferred: calibration.charts imports this module (report_digest) and matplotlib
+    # deferred: calibration.charts imports this module (report_digest); it and core.figures load matplotlib, which
+    # only a figure needs (no process loads it at start)
     from calibration.charts import forest_files
+    from core.figures import CONTENT_TYPES, FORMATS
 
     if fmt in FORMATS:
         return forest_files(run, fmt), CONTENT_TYPES[fmt], f"calibration-{run.pk}-alpha.{fmt}"

@@ -16,9 +16,7 @@ from annotation.labelling.models import ComparisonSet
 from annotation.labelling.pairwise import anonymise
 from annotation.labelling.selectors import set_model_names
 from calibration import prompts, selectors
-from calibration import report as reports
 from calibration.agreement.juries import jury_order_scores, jury_verdict
-from calibration.charts import page_forest
 from calibration.juries import MIN_MEMBERS, expand_candidates
 from calibration.models import (
     CalibrationJudgeRun,
@@ -425,6 +423,9 @@ def _figures_draw(run: CalibrationRun) -> None:
 
     The page draws a missing figure itself, so a failure here costs the first reader the wait, nothing else.
     """
+    # deferred: calibration.charts loads matplotlib, which only drawing needs (no process loads it at start)
+    from calibration.charts import page_forest
+
     for language, _name in settings.LANGUAGES:
         try:
             with translation.override(language):
@@ -440,6 +441,9 @@ def calibration_report_compute(*, run: CalibrationRun) -> dict:
     transaction; only storing the result is one, so on SQLite the write lock is held for a moment, not for the
     computation. The worker calls this for a requested report; the demo and benchmarks call it directly.
     """
+    # deferred: the report's statistics (calibration.report) load only where a report is computed
+    from calibration import report as reports
+
     refusal = _report_refusal(run)
     if refusal:
         raise ValidationError(refusal)

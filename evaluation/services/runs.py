@@ -19,8 +19,6 @@ from evaluation import prompts
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse
 from evaluation.progress import RUNNING_PHASES
 from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
-from evaluation.report import build_report, report_digest
-from evaluation.report.files import run_figures
 from evaluation.services.common import EVALUATION_PURPOSE
 from evaluation.services.judging import adaptive_next, round_robin, start_judging
 from llm import services as llm_services
@@ -379,6 +377,9 @@ def figures_draw(*, run_id: int) -> None:
 
     The page draws any that are missing itself, so a failure here costs the first reader the wait, nothing else.
     """
+    # deferred: evaluation.report.files loads matplotlib, which only drawing needs (no process loads it at start)
+    from evaluation.report.files import run_figures
+
     run = EvaluationRun.objects.filter(pk=run_id, report__isnull=False).first()
     if run is None:
         return
@@ -403,6 +404,9 @@ def evaluation_report_compute(*, run: EvaluationRun) -> dict:
 
 
 def _report_store(run: EvaluationRun) -> dict:
+    # deferred: evaluation.report loads the figures' matplotlib too (through its files), only where reports are built
+    from evaluation.report import build_report, report_digest
+
     report = build_report(run)
     run.report, run.report_digest = report, report_digest(report)
     run.phase = EvaluationRun.Phase.DONE
