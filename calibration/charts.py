@@ -12,7 +12,9 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from matplotlib.figure import Figure
 
+from annotation.items.models import Dimension
 from calibration.models import CalibrationRun
+from calibration.report import report_digest
 from core.figures import FORMATS, NEGATIVE, NEUTRAL, POSITIVE, figure_files, new_figure, svg_data_uri
 
 # Part of the cache key of drawn figures: bump it when the drawing changes.
@@ -99,8 +101,6 @@ def forest_plot(report: dict, dimension_names: dict[str, str]) -> Figure:
 
 def dimension_names(report: dict) -> dict[str, str]:
     """Return the name of each dimension stratum of the report in the active language, by code (one query)."""
-    from annotation.items.models import Dimension
-
     codes = {s["key"].partition(":")[2] for s in report.get("strata", []) if s["key"].startswith("dimension:")}
     zh = (get_language() or "en").startswith("zh")
     names: dict[str, str] = {}
@@ -111,8 +111,6 @@ def dimension_names(report: dict) -> dict[str, str]:
 
 def forest_files(run: CalibrationRun, fmt: str, names: dict[str, str] | None = None) -> bytes:
     """Return the forest plot of a run's report in one format and the active language, cached by report content."""
-    from calibration.report import report_digest
-
     names = dimension_names(run.report) if names is None else names
     digest = report_digest(run.report)
     names_key = hashlib.sha256(json.dumps(names, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]

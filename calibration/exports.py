@@ -9,12 +9,13 @@ score, oriented as the set orients it; and the label table columns with ``--pair
 rank_models``. Rows are read with ``iterator()`` and written as they come.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import groupby
 
 from django.db.models import F
 
 from annotation.labelling import preferences
+from annotation.labelling.exports import PAIR_TEXT_COLUMNS, SCORE_COLUMNS
 from calibration.models import CalibrationRun, JudgeVerdict
 from calibration.report import combine_orders
 from core.rowfiles import Column
@@ -22,17 +23,7 @@ from core.rowfiles import Column
 CHUNK = 1000
 
 VERDICT_COLUMNS = [
-    Column("unit", "int"),
-    Column("comparison", "int"),
-    Column("item"),
-    Column("language"),
-    Column("dimension"),
-    Column("model_a"),
-    Column("model_b"),
-    Column("rater"),
-    Column("value", "int"),
-    Column("winner"),
-    Column("margin", "int"),
+    *SCORE_COLUMNS,
     Column("excluded"),
     Column("score_ab", "int"),
     Column("score_ba", "int"),
@@ -45,10 +36,7 @@ VERDICT_COLUMNS = [
 ]
 
 PAIR_COLUMNS = [
-    Column("comparison", "int"),
-    Column("item"),
-    Column("language"),
-    Column("dimension"),
+    *PAIR_TEXT_COLUMNS,
     Column("judge"),
     Column("context"),
     Column("prompt"),
@@ -60,7 +48,8 @@ PAIR_COLUMNS = [
 ]
 
 
-def _winner(score: int | None) -> tuple[str, int | None]:
+def winner_margin(score: int | None) -> tuple[str, int | None]:
+    """Return the winner (A, B or tie; "" for no score) and the margin of a combined score."""
     if score is None:
         return "", None
     if score == 0:
@@ -114,15 +103,35 @@ def _pairs(
         yield first, orders.get("AB"), orders.get("BA")
 
 
-def _score(verdict: dict | None) -> int | None:
+def verdict_score(verdict: dict | None) -> int | None:
+    """Return an order's canonical score, None when it is missing or not parsed."""
     return verdict["score"] if verdict is not None and verdict["parsed"] else None
+
+
+def order_fields(ab: dict | None, ba: dict | None, *, raw: str) -> dict:
+    """Return each order's score, whether it was parsed and its raw output (the verdict's ``raw`` field)."""
+    orders = (("ab", ab), ("ba", ba))
+    return {
+        **{f"score_{o}": verdict_score(v) for o, v in orders},
+        **{f"parsed_{o}": bool(v and v["parsed"]) for o, v in orders},
+        **{f"raw_{o}": v[raw] if v else None for o, v in orders},
+    }
+
+
+def pair_outcomes(
+    pairs: Iterable[tuple[dict, dict | None, dict | None]], rule: str
+) -> Iterator[tuple[dict, preferences.Outcome, int | None]]:
+    """Yield each pair's facts with its preference outcome and its orders combined by ``rule``."""
+    for facts, ab, ba in pairs:
+        combined = combine_orders(rule, verdict_score(ab), verdict_score(ba))
+        yield facts, preferences.from_orders(verdict_score(ab), verdict_score(ba), combined), combined
 
 
 def verdict_rows(*, run: CalibrationRun, language: str | None = None) -> Iterator[dict]:
     """Yield one row per judge and comparison of the run, with both orders and their combination."""
     for facts, ab, ba in _pairs(run, language):
-        combined = combine_orders(run.combine_rule, _score(ab), _score(ba))
-        winner, margin = _winner(combined)
+        combined = combine_orders(run.combine_rule, verdict_score(ab), verdict_score(ba))
+        winner, margin = winner_margin(combined)
         yield {
             "unit": facts["comparison_pk"],
             "comparison": facts["comparison_pk"],
@@ -136,29 +145,22 @@ def verdict_rows(*, run: CalibrationRun, language: str | None = None) -> Iterato
             "winner": winner,
             "margin": margin,
             "excluded": excluded_reason(ab, ba, combined),
-            **{f"score_{o.lower()}": _score(v) for o, v in (("AB", ab), ("BA", ba))},
-            **{f"parsed_{o.lower()}": bool(v and v["parsed"]) for o, v in (("AB", ab), ("BA", ba))},
-            **{f"raw_{o.lower()}": v["raw_output"] if v else None for o, v in (("AB", ab), ("BA", ba))},
-            **{f"error_{o.lower()}": v["error"] if v else None for o, v in (("AB", ab), ("BA", ba))},
+            **order_fields(ab, ba, raw="raw_output"),
+            "error_ab": ab["error"] if ab else None,
+            "error_ba": ba["error"] if ba else None,
         }
-
-
-def _outcomes(
-    run: CalibrationRun, language: str | None, *, with_texts: bool = False
-) -> Iterator[tuple[dict, preferences.Outcome, int | None]]:
-    for facts, ab, ba in _pairs(run, language, with_texts=with_texts):
-        combined = combine_orders(run.combine_rule, _score(ab), _score(ba))
-        yield facts, preferences.from_orders(_score(ab), _score(ba), combined), combined
 
 
 def verdict_preference_counts(*, run: CalibrationRun, language: str | None = None) -> dict[str, int]:
     """Count the run's judged pairs that give a preference pair, are ties, inconsistent or not parsed."""
-    return preferences.outcome_counts(outcome for _facts, outcome, _combined in _outcomes(run, language))
+    return preferences.outcome_counts(
+        outcome for _facts, outcome, _combined in pair_outcomes(_pairs(run, language), run.combine_rule)
+    )
 
 
 def verdict_preference_rows(*, run: CalibrationRun, language: str | None = None) -> Iterator[dict]:
     """Yield a preference pair per judge and comparison whose two orders agree on a winner."""
-    for facts, outcome, combined in _outcomes(run, language, with_texts=True):
+    for facts, outcome, combined in pair_outcomes(_pairs(run, language, with_texts=True), run.combine_rule):
         if outcome.kind != preferences.PAIR:
             continue
         sides = [(facts["text_a"], facts["model_a"]), (facts["text_b"], facts["model_b"])]

@@ -12,12 +12,14 @@ from decimal import Decimal
 
 import numpy as np
 
+from annotation.labelling import active
 from annotation.labelling.text import response_length
 from calibration import agreement as ag
 from calibration.agreement.planning import planning_inputs
 from calibration.models import CalibrationRun, CombineRule
 from calibration.report_facts import CalibrationFacts, ComparisonFacts
 from calibration.selectors import calibration_report_facts
+from calibration.suggestion import suggest
 from core.canonical import canonical_json
 from core.csvsafe import csv_text
 from core.latex import latex_escape
@@ -116,42 +118,6 @@ def stratum_report(
             "confusion_vs_majority": _confusion(combined, majority),
         }
     return {"baseline": baseline, "judges": rows}
-
-
-def suggest(overall: dict) -> dict:
-    """Suggest the primary judge by an explicit rule, with the reasoning spelled out.
-
-    Rule: among judges not significantly worse than the expert baseline (the upper bound of the interval of alpha
-    with the judge added reaches the experts' own alpha), choose the highest lower bound of that interval.
-    """
-    base = overall["baseline"]["alpha_ordinal"]["value"]
-    reasoning, eligible = [], []
-    if base is None:
-        reasoning.append(
-            f"The experts' own alpha is undefined: {overall['baseline']['alpha_ordinal']['undefined_reason']}"
-        )
-    for name, row in sorted(overall["judges"].items()):
-        estimate = row["alpha_with_judge"]
-        if estimate["value"] is None:
-            reasoning.append(f"{name}: alpha with the judge is undefined ({estimate['undefined_reason']}).")
-            continue
-        low, high = estimate["ci_low"], estimate["ci_high"]
-        worse = base is not None and high is not None and high < base
-        reasoning.append(
-            f"{name}: alpha with judge {estimate['value']:.3f} [{_fmt(low)}, {_fmt(high)}] vs experts "
-            f"{_fmt(base)}: {'significantly worse, excluded' if worse else 'not significantly worse'}."
-        )
-        if not worse:
-            eligible.append((low if low is not None else -np.inf, name))
-    if not eligible:
-        return {"judge": None, "rule": suggest.__doc__.split("\n\n")[1].strip(), "reasoning": reasoning}
-    best = max(eligible)
-    reasoning.append(f"Highest lower bound: {best[1]} ({_fmt(best[0])}).")
-    return {"judge": best[1], "rule": suggest.__doc__.split("\n\n")[1].strip(), "reasoning": reasoning}
-
-
-def _fmt(value: float | None) -> str:
-    return "—" if value is None or not np.isfinite(value) else f"{value:.3f}"
 
 
 def _expert_table(facts: CalibrationFacts, index: dict[int, int]) -> tuple[list[str], np.ndarray]:
@@ -282,8 +248,6 @@ def _served_rows(facts: CalibrationFacts, keys: list[str], labelled: np.ndarray)
 
 def _design(facts: CalibrationFacts, table: np.ndarray, verdicts: dict) -> dict | None:
     """Return design-unbiased agreement per judge for a set served in active order (``annotation.labelling.active``)."""
-    from annotation.labelling import active
-
     if facts.served is None:
         return None
     keys = [f"{c.dimension}:{c.language}" for c in facts.comparisons]
@@ -435,6 +399,8 @@ DOWNLOADS = {
 def report_file(run: CalibrationRun, fmt: str) -> tuple[bytes, str, str] | None:
     """Return the run's report in ``fmt`` (json, csv, tex; svg, png, pdf: the alpha figure) as (bytes, content type,
     file name); None if unknown."""
+    # deferred: calibration.charts imports this module (report_digest); it and core.figures load matplotlib, which
+    # only a figure needs (no process loads it at start)
     from calibration.charts import forest_files
     from core.figures import CONTENT_TYPES, FORMATS
 

@@ -2,6 +2,8 @@
 
 from django.db.models import Prefetch, QuerySet
 
+from annotation.labelling.models import ExpertLabel
+from calibration import suggestion
 from calibration.models import (
     CalibrationJudgeRun,
     CalibrationRun,
@@ -44,7 +46,7 @@ def calibration_run_judges(*, run: CalibrationRun) -> list[CalibrationJudgeRun]:
 def judge_rule_exclusion(*, report: dict, name: str) -> str | None:
     """Return the report's line on why its suggestion rule excluded judge ``name``, or None if the rule allowed it.
 
-    The rule (``calibration.report.suggest``) excludes a judge whose alpha with the experts is undefined or whose
+    The rule (``calibration.suggestion.suggest``) excludes a judge whose alpha with the experts is undefined or whose
     interval lies wholly below the experts' own alpha, on the overall stratum.
     """
     strata = report.get("strata") or []
@@ -54,11 +56,7 @@ def judge_rule_exclusion(*, report: dict, name: str) -> str | None:
     row = overall.get("judges", {}).get(name)
     if row is None:
         return None
-    base = overall["baseline"]["alpha_ordinal"]["value"]
-    estimate = row["alpha_with_judge"]
-    high = estimate.get("ci_high")
-    excluded = estimate["value"] is None or (base is not None and high is not None and high < base)
-    if not excluded:
+    if not suggestion.excluded(row["alpha_with_judge"], overall["baseline"]["alpha_ordinal"]["value"]):
         return None
     prefix = f"{name}: "
     lines = report.get("suggestion", {}).get("reasoning", [])
@@ -72,8 +70,6 @@ def calibration_run_selection(*, run: CalibrationRun) -> JudgeSelection | None:
 
 def calibration_report_facts(*, run: CalibrationRun) -> CalibrationFacts:
     """Read what the run's report is built from: the set's comparisons, the experts' labels and the verdicts."""
-    from annotation.labelling.models import ExpertLabel
-
     comparison_set = run.comparison_set
     comparisons = comparison_set.comparisons.select_related("dimension", "response_a", "response_b").order_by("id")
     labels = ExpertLabel.objects.filter(assignment__comparison__comparison_set=comparison_set).select_related(

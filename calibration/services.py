@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from annotation.items.models import Benchmark, Dimension
@@ -376,6 +376,7 @@ def calibration_report_request(*, run: CalibrationRun) -> CalibrationRun:
     another short one, so no request (and no sign-in) waits for the statistics. A request while one is under way
     changes nothing. Refused until every judge's run has finished and been collected.
     """
+    # deferred: calibration.tasks imports this module
     from calibration import tasks
 
     locked = CalibrationRun.objects.select_for_update().get(pk=run.pk)
@@ -422,8 +423,7 @@ def _figures_draw(run: CalibrationRun) -> None:
 
     The page draws a missing figure itself, so a failure here costs the first reader the wait, nothing else.
     """
-    from django.utils import translation
-
+    # deferred: calibration.charts loads matplotlib, which only drawing needs (no process loads it at start)
     from calibration.charts import page_forest
 
     for language, _name in settings.LANGUAGES:
@@ -441,13 +441,14 @@ def calibration_report_compute(*, run: CalibrationRun) -> dict:
     transaction; only storing the result is one, so on SQLite the write lock is held for a moment, not for the
     computation. The worker calls this for a requested report; the demo and benchmarks call it directly.
     """
-    from calibration.report import build_report, report_digest
+    # deferred: the report's statistics (calibration.report) load only where a report is computed
+    from calibration import report as reports
 
     refusal = _report_refusal(run)
     if refusal:
         raise ValidationError(refusal)
-    report = build_report(run)
-    digest = report_digest(report)
+    report = reports.build_report(run)
+    digest = reports.report_digest(report)
     with transaction.atomic():
         locked = CalibrationRun.objects.select_for_update().get(pk=run.pk)
         locked.report, locked.report_digest, locked.reported_at = report, digest, timezone.now()

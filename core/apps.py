@@ -1,6 +1,7 @@
 from django.apps import AppConfig
 from django.conf import settings
 from django.contrib.admin import apps as admin_apps
+from django.core.management import call_command
 from django.db.models.signals import post_migrate, post_save, pre_save
 from django.utils.translation import gettext_lazy as _
 
@@ -10,6 +11,7 @@ class CoreConfig(AppConfig):
     verbose_name = _("Accounts and roles")
 
     def ready(self) -> None:
+        # deferred: these import models, which the app registry allows from ready() on
         from core import checks  # noqa: F401  (registers the deployment checks)
         from core.roles import sync_roles_after_migrate
 
@@ -19,6 +21,7 @@ class CoreConfig(AppConfig):
         # sharing it (web, workers, commands) never meet a missing table (``createcachetable`` skips it if present).
         post_migrate.connect(create_cache_table_after_migrate, sender=self, dispatch_uid="core.cache_table")
 
+        # deferred: imports models (see above)
         from core.signals import note_password_change, revoke_tokens_after_password_change
 
         # A password change revokes the user's API tokens, whatever path changed it (see core.signals).
@@ -30,8 +33,6 @@ class CoreConfig(AppConfig):
 
 def create_cache_table_after_migrate(*, using: str = "default", **kwargs: object) -> None:
     """Create the database cache's table in the database just migrated, if the settings use it."""
-    from django.core.management import call_command
-
     call_command("createcachetable", database=using, verbosity=0)
 
 

@@ -10,9 +10,11 @@ is then read back in chunks. CSV cells are made safe for spreadsheets as every C
 import csv
 import io
 import json
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.http import StreamingHttpResponse
 
@@ -87,7 +89,7 @@ def jsonl_chunks(rows: Iterable[Mapping[str, object]], columns: list[Column]) ->
 
 
 def _arrow_schema(columns: list[Column]):  # noqa: ANN202  (a pyarrow schema; pyarrow is imported lazily)
-    import pyarrow as pa
+    import pyarrow as pa  # deferred: pyarrow is heavy and only Parquet needs it
 
     types = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
     return pa.schema([pa.field(column.name, types[column.type]) for column in columns])
@@ -95,6 +97,7 @@ def _arrow_schema(columns: list[Column]):  # noqa: ANN202  (a pyarrow schema; py
 
 def parquet_chunks(rows: Iterable[Mapping[str, object]], columns: list[Column]) -> Iterator[bytes]:
     """Yield the table as one Parquet file, written in row groups of ``PARQUET_BATCH`` rows."""
+    # deferred: pyarrow is heavy and only Parquet needs it
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -160,9 +163,6 @@ def pair_headers(counts: Mapping[str, int]) -> dict[str, int]:
 def write_table_file(rows: Iterable[Mapping[str, object]], columns: list[Column], fmt: str, out: str) -> int:
     """Write the table in ``fmt`` to the path ``out`` (through a ``.partial`` file, replaced when complete), or to
     standard output when ``out`` is ``-``; return the number of rows written."""
-    import sys
-    from pathlib import Path
-
     written = 0
 
     def counted() -> Iterator[Mapping[str, object]]:

@@ -15,6 +15,8 @@ from django.db import models
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext_lazy
 
+from core.inputs import nul_path, nul_reason
+
 REFUSAL = gettext_lazy(
     "The admin site manages accounts, API tokens, endpoints and the taxonomy, so it is for admins only, and your "
     "account is not an admin account."
@@ -28,8 +30,6 @@ class StoredJSONFormField(forms.JSONField):
     """
 
     def to_python(self, value: object) -> object:
-        from core.inputs import nul_path, nul_reason
-
         converted = super().to_python(value)
         where = nul_path(converted)
         if where is not None:

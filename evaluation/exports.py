@@ -15,7 +15,7 @@ from django.db.models import F, OuterRef, Subquery
 
 from annotation.labelling import preferences
 from annotation.releases.models import ReleaseItem
-from calibration.exports import excluded_reason
+from calibration.exports import excluded_reason, order_fields, pair_outcomes, verdict_score, winner_margin
 from calibration.report import combine_orders
 from core.rowfiles import Column
 from evaluation.models import EvaluationRun, OpenResponse, PairVerdict
@@ -108,10 +108,6 @@ def _pairs(
         yield next(iter(orders.values())), orders.get("AB"), orders.get("BA")
 
 
-def _score(verdict: dict | None) -> int | None:
-    return verdict["score"] if verdict is not None and verdict["parsed"] else None
-
-
 def _judge(run: EvaluationRun) -> str:
     return run.judge.name if run.judge_id else ""
 
@@ -120,8 +116,8 @@ def verdict_rows(*, run: EvaluationRun, language: str | None = None) -> Iterator
     """Yield one row per judged pair of the run, with both orders and their combination by the run's rule."""
     judge = _judge(run)
     for facts, ab, ba in _pairs(run, language):
-        combined = combine_orders(run.combine_rule, _score(ab), _score(ba))
-        winner, margin = ("", None) if combined is None else _winner(combined)
+        combined = combine_orders(run.combine_rule, verdict_score(ab), verdict_score(ba))
+        winner, margin = winner_margin(combined)
         yield {
             "unit": "|".join([facts["item_uid"], facts["language"], facts["code_a"], facts["code_b"]]),
             "item": facts["item_uid"],
@@ -137,35 +133,21 @@ def verdict_rows(*, run: EvaluationRun, language: str | None = None) -> Iterator
             "margin": margin,
             "excluded": excluded_reason(ab, ba, combined),
             "round": facts["round"],
-            **{f"score_{o.lower()}": _score(v) for o, v in (("AB", ab), ("BA", ba))},
-            **{f"parsed_{o.lower()}": bool(v and v["parsed"]) for o, v in (("AB", ab), ("BA", ba))},
-            **{f"raw_{o.lower()}": v["raw"] if v else None for o, v in (("AB", ab), ("BA", ba))},
+            **order_fields(ab, ba, raw="raw"),
         }
-
-
-def _winner(score: int) -> tuple[str, int]:
-    if score == 0:
-        return "tie", 0
-    return ("A" if score > 0 else "B"), abs(score)
-
-
-def _outcomes(
-    run: EvaluationRun, language: str | None, *, with_texts: bool = False
-) -> Iterator[tuple[dict, preferences.Outcome, int | None]]:
-    for facts, ab, ba in _pairs(run, language, with_texts=with_texts):
-        combined = combine_orders(run.combine_rule, _score(ab), _score(ba))
-        yield facts, preferences.from_orders(_score(ab), _score(ba), combined), combined
 
 
 def verdict_preference_counts(*, run: EvaluationRun, language: str | None = None) -> dict[str, int]:
     """Count the run's judged pairs that give a preference pair, are ties, inconsistent or not parsed."""
-    return preferences.outcome_counts(outcome for _facts, outcome, _combined in _outcomes(run, language))
+    return preferences.outcome_counts(
+        outcome for _facts, outcome, _combined in pair_outcomes(_pairs(run, language), run.combine_rule)
+    )
 
 
 def verdict_preference_rows(*, run: EvaluationRun, language: str | None = None) -> Iterator[dict]:
     """Yield a preference pair per judged pair whose two orders agree on a winner, with the prompt as pinned."""
     judge = _judge(run)
-    for facts, outcome, combined in _outcomes(run, language, with_texts=True):
+    for facts, outcome, combined in pair_outcomes(_pairs(run, language, with_texts=True), run.combine_rule):
         if outcome.kind != preferences.PAIR:
             continue
         sides = [

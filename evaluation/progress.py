@@ -1,5 +1,7 @@
 """Where an evaluation run stands: its phase, an overall percentage and the time left, for the run page and the API."""
 
+from datetime import datetime
+
 from django.db.models import Count
 from django.utils import timezone
 
@@ -78,20 +80,8 @@ def _rows_of(llm_runs: list[EvaluationLLMRun]) -> list[dict]:
     return list(rows.values())
 
 
-def run_progress(
-    run: EvaluationRun, *, models: int | None = None, llm_runs: list[EvaluationLLMRun] | None = None
-) -> dict:
-    """Return the run's phase, overall percentage, estimated seconds left, whether it is done, and call counts.
-
-    Two queries, whatever the size of the run: the run's LLM runs with theirs (none when the caller gives
-    ``llm_runs``, the run's ``EvaluationLLMRun`` rows with their ``llm_run``, read already), and its number of models
-    (none when the caller gives ``models``).
-    ``counts`` holds planned, done, cached, failed and remaining calls over every LLM run started so far, and the
-    same per kind (``responses``/``probe`` and ``judging``) under ``by_kind``.
-    """
-    if llm_runs is None:
-        llm_runs = list(EvaluationLLMRun.objects.filter(run=run).select_related("llm_run").order_by("id"))
-    rows = _rows_of(llm_runs)
+def _kind_counts(rows: list[dict]) -> tuple[dict[str, dict], datetime | None]:
+    """Return the call counts of each kind of LLM run (from ``_rows_of``) and when the first of them started."""
     by_kind: dict[str, dict] = {}
     started = None
     for row in rows:
@@ -108,6 +98,23 @@ def run_progress(
         }
         if row["started"] and (started is None or row["started"] < started):
             started = row["started"]
+    return by_kind, started
+
+
+def run_progress(
+    run: EvaluationRun, *, models: int | None = None, llm_runs: list[EvaluationLLMRun] | None = None
+) -> dict:
+    """Return the run's phase, overall percentage, estimated seconds left, whether it is done, and call counts.
+
+    Two queries, whatever the size of the run: the run's LLM runs with theirs (none when the caller gives
+    ``llm_runs``, the run's ``EvaluationLLMRun`` rows with their ``llm_run``, read already), and its number of models
+    (none when the caller gives ``models``).
+    ``counts`` holds planned, done, cached, failed and remaining calls over every LLM run started so far, and the
+    same per kind (``responses``/``probe`` and ``judging``) under ``by_kind``.
+    """
+    if llm_runs is None:
+        llm_runs = list(EvaluationLLMRun.objects.filter(run=run).select_related("llm_run").order_by("id"))
+    by_kind, started = _kind_counts(_rows_of(llm_runs))
     totals = {
         key: sum(kind[key] for kind in by_kind.values())
         for key in ("planned", "done", "cached", "failed", "remaining", "runs", "collected", "unfinished")

@@ -20,6 +20,7 @@ from evaluation.forms import EvaluationBudgetForm, EvaluationRunForm
 from evaluation.models import EvaluationRun
 from evaluation.progress import run_progress, runs_progress
 from evaluation.report import report_file
+from evaluation.report.files import dimension_names, page_figures, table_file_names
 from evaluation.services.runs import evaluation_budget_set
 from llm.models import Run
 from llm.views import duration_text
@@ -104,8 +105,6 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "budget_form": EvaluationBudgetForm(initial={"budget": run.budget_pool.budget if run.budget_pool else None}),
     }
     if run.report:
-        from evaluation.report.files import dimension_names, page_figures, table_file_names
-
         names = dimension_names(run, run.report)
         context["report"] = run.report
         context["figures"] = page_figures(run, names)

@@ -39,27 +39,38 @@ def build_request(
     body.update(defaults)
     body.update(params or {})
     if api_style == CHAT:
-        if prompt is not None and messages is None:
-            messages = [{"role": "user", "content": prompt}]
-        if not isinstance(messages, list) or not messages:
-            raise RequestError("messages must be a non-empty list of {role, content} objects")
-        for message in messages:
-            if not isinstance(message, dict) or "role" not in message or "content" not in message:
-                raise RequestError("every message needs a role and a content")
-        body["messages"] = messages
+        _chat_body(body, messages=messages, prompt=prompt)
     elif api_style == COMPLETIONS:
-        if prompt is None and messages:
-            prompt = "\n\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
-        if not isinstance(prompt, str) or not prompt:
-            raise RequestError("prompt must be a non-empty string for a completions endpoint")
-        body.pop("reasoning_effort", None)
-        body["prompt"] = prompt
-        body.setdefault("echo", True)
-        body.setdefault("logprobs", 1)
-        body.setdefault("max_tokens", 0)
+        _completions_body(body, messages=messages, prompt=prompt)
     else:
         raise RequestError(f"unknown API style {api_style!r}")
     return body
+
+
+def _chat_body(body: dict, *, messages: list | None, prompt: str | None) -> None:
+    """Add the messages to a chat request's ``body`` (a lone ``prompt`` as the user's message)."""
+    if prompt is not None and messages is None:
+        messages = [{"role": "user", "content": prompt}]
+    if not isinstance(messages, list) or not messages:
+        raise RequestError("messages must be a non-empty list of {role, content} objects")
+    for message in messages:
+        if not isinstance(message, dict) or "role" not in message or "content" not in message:
+            raise RequestError("every message needs a role and a content")
+    body["messages"] = messages
+
+
+def _completions_body(body: dict, *, messages: list | None, prompt: str | None) -> None:
+    """Add the prompt to a completions request's ``body`` (messages joined when there is no prompt), scored by
+    default: the prompt echoed with its log-probabilities, no tokens generated."""
+    if prompt is None and messages:
+        prompt = "\n\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
+    if not isinstance(prompt, str) or not prompt:
+        raise RequestError("prompt must be a non-empty string for a completions endpoint")
+    body.pop("reasoning_effort", None)
+    body["prompt"] = prompt
+    body.setdefault("echo", True)
+    body.setdefault("logprobs", 1)
+    body.setdefault("max_tokens", 0)
 
 
 def request_hash(request: dict, *, fresh_nonce: str = "") -> str:

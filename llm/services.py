@@ -246,6 +246,14 @@ def call_make(
             if retries == 0:
                 return CallResult(call, None, cached=True)
             retries -= 1
+    return _call_send(endpoint, call, request, key, hints=hints, parse=parse, retries=retries)
+
+
+def _call_send(
+    endpoint: Endpoint, call: LLMCall, request: dict, key: str, *, hints: dict | None, parse: object, retries: int
+) -> CallResult:
+    """Send the call's ``request`` (hashed ``key``) now, record the outcome on the call and return it with its
+    parsed result."""
     try:
         config = endpoint_config(endpoint)
     except KeyProblem as exc:
@@ -358,9 +366,7 @@ def _run_new(
         raise ValidationError({"parser": str(exc).strip('"')}) from exc
     if not endpoint.is_active:
         raise ValidationError({"endpoint": _("This endpoint is switched off.")})
-    refusal = probe.run_refusal(
-        endpoint, batch=endpoint.batch_default if batch is None else bool(batch), parser=parser
-    )
+    refusal = probe.run_refusal(endpoint, batch=endpoint.batch_default if batch is None else bool(batch), parser=parser)
     if refusal:
         raise ValidationError({"endpoint": refusal})
     run = Run(

@@ -4,7 +4,8 @@
 
 Modules over 400 lines, functions over 60 lines, blocks over cyclomatic complexity 20 and their mean (radon's
 ``cc``, the figure ``radon cc -a`` prints), and imports inside functions, with how many carry a comment saying why
-(on the line itself or the line above). ``--list`` names the long functions, complex blocks and bare imports.
+(on the line itself or above the run of import lines it stands in). ``--list`` names the long functions, complex
+blocks and bare imports.
 """
 
 import argparse
@@ -34,6 +35,14 @@ def _function_imports(tree: ast.AST) -> list[ast.stmt]:
     return list({id(n): n for n in found}.values())
 
 
+def _comment_above(lines: list[str], lineno: int) -> bool:
+    """Whether a comment line heads the run of import lines that holds line ``lineno`` (1-based)."""
+    n = lineno - 1
+    while n > 0 and lines[n - 1].strip().startswith(("import ", "from ")):
+        n -= 1
+    return n > 0 and lines[n - 1].strip().startswith("#")
+
+
 def measure() -> dict:
     """Return the figures and the places behind them."""
     long_modules, long_functions, complex_blocks, bare_imports = [], [], [], []
@@ -52,17 +61,16 @@ def measure() -> dict:
                 if length > 60:
                     long_functions.append(f"{name}:{node.lineno} {node.name} ({length} lines)")
         for node in _function_imports(tree):
-            here, above = lines[node.lineno - 1], lines[node.lineno - 2] if node.lineno > 1 else ""
-            if "#" in here or above.strip().startswith("#"):
+            here = lines[node.lineno - 1]
+            if "#" in here or _comment_above(lines, node.lineno):
                 commented_imports += 1
             else:
                 bare_imports.append(f"{name}:{node.lineno} {here.strip()}")
+        # cc_visit already lists a class's methods after the class (radon's ``blocks``): each block once.
         for block in cc_visit(source):
-            blocks = [block, *getattr(block, "methods", [])]
-            for b in blocks:
-                complexities.append(b.complexity)
-                if b.complexity > 20:
-                    complex_blocks.append(f"{name}:{b.lineno} {b.name} (complexity {b.complexity})")
+            complexities.append(block.complexity)
+            if block.complexity > 20:
+                complex_blocks.append(f"{name}:{block.lineno} {block.fullname} (complexity {block.complexity})")
     return {
         "modules_over_400_lines": long_modules,
         "functions_over_60_lines": long_functions,

@@ -181,15 +181,30 @@ def infer_kind(version: dict) -> str | None:
 
 def check_parity(kind: str, content: dict) -> list[ParityIssue]:
     """Return the bilingual parity issues of shape-valid ``content`` (empty when both languages agree)."""
-    issues: list[ParityIssue] = []
     present = [lang for lang in LANGUAGES if content.get(lang)]
-    for lang in LANGUAGES:
-        if lang not in present:
-            issues.append(ParityIssue("missing_language", f"The {LANGUAGE_NAMES[lang]} version is missing.", lang, {}))
-    shaped = {}
+    issues = [
+        ParityIssue("missing_language", f"The {LANGUAGE_NAMES[lang]} version is missing.", lang, {})
+        for lang in LANGUAGES
+        if lang not in present
+    ]
+    shape_issues = _shape_issues(kind, content, present)
+    issues += shape_issues
+    if shape_issues:
+        return issues
+    for lang in present:
+        issues.extend(_required_fields(kind, content[lang], lang))
+    if kind == "mcq":
+        issues += _mcq_parity(content, present)
+    elif kind == "multi_turn_choice":
+        issues += _turns_parity(content, present)
+    return issues
+
+
+def _shape_issues(kind: str, content: dict, present: list[str]) -> list[ParityIssue]:
+    """Return a kind mismatch for each language version not shaped like ``kind``."""
+    issues = []
     for lang in present:
         shape = infer_kind(content[lang])
-        shaped[lang] = shape
         if shape != kind:
             issues.append(
                 ParityIssue(
@@ -200,39 +215,42 @@ def check_parity(kind: str, content: dict) -> list[ParityIssue]:
                     {"shape": shape or "", "kind": kind},
                 )
             )
-    if any(shape != kind for shape in shaped.values()):
-        return issues
+    return issues
+
+
+def _mcq_parity(content: dict, present: list[str]) -> list[ParityIssue]:
+    """Return the answers out of range and a difference in the number of options between languages."""
+    issues = []
     for lang in present:
-        issues.extend(_required_fields(kind, content[lang], lang))
-    if kind == "mcq":
-        for lang in present:
-            issues.extend(_answer_issue(content[lang], lang, "answer"))
-        counts = {lang: len(content[lang].get("options") or []) for lang in present}
-        if len(set(counts.values())) > 1:
+        issues.extend(_answer_issue(content[lang], lang, "answer"))
+    counts = {lang: len(content[lang].get("options") or []) for lang in present}
+    if len(set(counts.values())) > 1:
+        message = _counts_message("options", counts)
+        issues.append(ParityIssue("option_count_mismatch", message, None, {"counts": counts}))
+    return issues
+
+
+def _turns_parity(content: dict, present: list[str]) -> list[ParityIssue]:
+    """Return differences in the number of turns and of each turn's options between languages, and bad answers."""
+    issues = []
+    turns = {lang: content[lang].get("turns") or [] for lang in present}
+    counts = {lang: len(t) for lang, t in turns.items()}
+    if len(set(counts.values())) > 1:
+        issues.append(ParityIssue("turn_count_mismatch", _counts_message("turns", counts), None, {"counts": counts}))
+    for lang, lang_turns in turns.items():
+        for i, turn in enumerate(lang_turns):
+            issues.extend(_answer_issue(turn, lang, f"turn {i + 1} answer"))
+    for i in range(min(counts.values(), default=0)):
+        per_turn = {lang: len(turns[lang][i].get("options") or []) for lang in present}
+        if len(set(per_turn.values())) > 1:
             issues.append(
-                ParityIssue("option_count_mismatch", _counts_message("options", counts), None, {"counts": counts})
-            )
-    elif kind == "multi_turn_choice":
-        turns = {lang: content[lang].get("turns") or [] for lang in present}
-        counts = {lang: len(t) for lang, t in turns.items()}
-        if len(set(counts.values())) > 1:
-            issues.append(
-                ParityIssue("turn_count_mismatch", _counts_message("turns", counts), None, {"counts": counts})
-            )
-        for lang, lang_turns in turns.items():
-            for i, turn in enumerate(lang_turns):
-                issues.extend(_answer_issue(turn, lang, f"turn {i + 1} answer"))
-        for i in range(min(counts.values(), default=0)):
-            per_turn = {lang: len(turns[lang][i].get("options") or []) for lang in present}
-            if len(set(per_turn.values())) > 1:
-                issues.append(
-                    ParityIssue(
-                        "option_count_mismatch",
-                        _counts_message(f"options in turn {i + 1}", per_turn),
-                        None,
-                        {"counts": per_turn, "turn": i + 1},
-                    )
+                ParityIssue(
+                    "option_count_mismatch",
+                    _counts_message(f"options in turn {i + 1}", per_turn),
+                    None,
+                    {"counts": per_turn, "turn": i + 1},
                 )
+            )
     return issues
 
 

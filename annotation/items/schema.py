@@ -77,7 +77,8 @@ def _type_name(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _message(error: SchemaError, key: str) -> str:  # noqa: C901 - one wording per schema keyword
+def _message(error: SchemaError, key: str) -> str:
+    """Return the reader's wording of a schema error at the field ``key`` (the schema's message as a last resort)."""
     value, limit, keyword = error.instance, error.validator_value, error.validator
     if keyword == "const":
         return _("unsupported format %(format)s; expected %(expected)s") % {
@@ -89,6 +90,16 @@ def _message(error: SchemaError, key: str) -> str:  # noqa: C901 - one wording p
             "choices": ", ".join(repr(c) if c == "" else str(c) for c in limit),
             "value": repr(value),
         }
+    return (
+        _field_message(key, value)
+        or _size_message(keyword, key, value, limit)
+        or _type_message(keyword, value, limit)
+        or error.message
+    )
+
+
+def _field_message(key: str, value: object) -> str | None:
+    """Return the wording for a field whose every error reads alike (a crisis level, an answer, a revision)."""
     if key == "crisis_level":
         return _("must be an integer from 1 to 5 or null, got %(value)s") % {"value": repr(value)}
     if key in ANSWER_FIELDS:
@@ -97,6 +108,11 @@ def _message(error: SchemaError, key: str) -> str:  # noqa: C901 - one wording p
         }
     if key == "revision":
         return _("must be a revision number (an integer from 1), got %(value)s") % {"value": repr(value)}
+    return None
+
+
+def _size_message(keyword: str, key: str, value: object, limit: object) -> str | None:
+    """Return the wording for too few or too many options or turns, too long or empty text."""
     if keyword in ("minItems", "maxItems") and key in ("options",):
         return _("needs %(min)s to %(max)s options, got %(n)s") % {"min": 2, "max": 12, "n": len(value)}
     if keyword in ("minItems", "maxItems") and key == "turns":
@@ -107,13 +123,20 @@ def _message(error: SchemaError, key: str) -> str:  # noqa: C901 - one wording p
         return _("must be at most %(max)s characters without spaces") % {"max": 100}
     if keyword in ("pattern", "minLength"):
         return _("must not be empty or only white space")
-    if keyword == "type" and limit in ("string", ["string", "null"]):
+    return None
+
+
+def _type_message(keyword: str, value: object, limit: object) -> str | None:
+    """Return the wording for a value of the wrong type: text, a list or an object expected."""
+    if keyword != "type":
+        return None
+    if limit in ("string", ["string", "null"]):
         return _("must be text, got %(type)s") % {"type": _type_name(value)}
-    if keyword == "type" and limit == "array":
+    if limit == "array":
         return _("must be a list, got %(type)s") % {"type": _type_name(value)}
-    if keyword == "type" and limit == "object":
+    if limit == "object":
         return _("must be an object, got %(type)s") % {"type": _type_name(value)}
-    return error.message
+    return None
 
 
 REQUIRED = {

@@ -1,7 +1,7 @@
 """Reads shared by pages, the API, exports and commands."""
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from django.core.cache import cache
 from django.db.models import CharField, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Value
@@ -75,52 +75,46 @@ def _bank_summary() -> dict:
     }
 
 
+# The list filters that take their value as given: name -> the condition the value adds.
+_VALUE_FILTERS: dict[str, Callable[[str], Q | Exists]] = {
+    "benchmark": lambda value: Q(benchmark__slug=value),
+    "dimension": lambda value: Q(dimension__code=value) | Q(dimension__parent__code=value),
+    "kind": lambda value: Q(kind=value),
+    "status": lambda value: Q(status__in=CANDIDATE_STATUSES) if value == "candidate" else Q(status=value),
+    "origin": lambda value: Q(origin=value),
+    "domain": lambda value: Q(scenario__domain__code=value),
+    "scenario": lambda value: Q(scenario__code=value),
+    "valence": lambda value: Exists(
+        Item.emotions.through.objects.filter(item_id=OuterRef("pk"), emotioncategory__valence=value)
+    ),
+    "difficulty": lambda value: Q(difficulty="" if value == "none" else value),
+}
+# The list filters with a fixed set of choices: name -> {choice: condition}; any other value filters nothing.
+_CHOICE_FILTERS: dict[str, dict[str, Q]] = {
+    "lang": {"en": Q(has_en=True), "zh": Q(has_zh=True)},
+    "languages": {
+        "both": Q(has_en=True, has_zh=True),
+        "en_only": Q(has_en=True, has_zh=False),
+        "zh_only": Q(has_en=False, has_zh=True),
+        "missing": Q(has_en=False) | Q(has_zh=False),
+    },
+    "parity": {"problems": Q(parity_ok=False), "ok": Q(parity_ok=True)},
+}
+
+
 def item_list(*, filters: Mapping[str, str] | None = None) -> QuerySet[Item]:
     """Return items matching the list filters, with what the list page and API show."""
     filters = filters or {}
     qs = Item.objects.select_related("benchmark", "dimension", "current_revision", "scenario", "crisis_level")
-    if value := filters.get("benchmark"):
-        qs = qs.filter(benchmark__slug=value)
-    if value := filters.get("dimension"):
-        qs = qs.filter(Q(dimension__code=value) | Q(dimension__parent__code=value))
-    if value := filters.get("kind"):
-        qs = qs.filter(kind=value)
-    if value := filters.get("status"):
-        qs = qs.filter(status__in=CANDIDATE_STATUSES) if value == "candidate" else qs.filter(status=value)
-    if value := filters.get("origin"):
-        qs = qs.filter(origin=value)
-    match filters.get("lang"):
-        case "en":
-            qs = qs.filter(has_en=True)
-        case "zh":
-            qs = qs.filter(has_zh=True)
-    if value := filters.get("domain"):
-        qs = qs.filter(scenario__domain__code=value)
-    if value := filters.get("scenario"):
-        qs = qs.filter(scenario__code=value)
-    if value := filters.get("valence"):
-        labelled = Item.emotions.through.objects.filter(item_id=OuterRef("pk"), emotioncategory__valence=value)
-        qs = qs.filter(Exists(labelled))
-    if value := filters.get("difficulty"):
-        qs = qs.filter(difficulty="" if value == "none" else value)
-    match filters.get("languages"):
-        case "both":
-            qs = qs.filter(has_en=True, has_zh=True)
-        case "en_only":
-            qs = qs.filter(has_en=True, has_zh=False)
-        case "zh_only":
-            qs = qs.filter(has_en=False, has_zh=True)
-        case "missing":
-            qs = qs.filter(Q(has_en=False) | Q(has_zh=False))
-    match filters.get("parity"):
-        case "problems":
-            qs = qs.filter(parity_ok=False)
-        case "ok":
-            qs = qs.filter(parity_ok=True)
+    for name, condition in _VALUE_FILTERS.items():
+        if value := filters.get(name):
+            qs = qs.filter(condition(value))
+    for name, choices in _CHOICE_FILTERS.items():
+        if (condition := choices.get(filters.get(name) or "")) is not None:
+            qs = qs.filter(condition)
     if value := (filters.get("q") or "").strip():
         # search_text is stored in search form (annotation.items.content.search_form: case folded, Han spelled in
-        # ASCII),
-        # which a trigram index serves on PostgreSQL; elsewhere this is a plain substring scan.
+        # ASCII), which a trigram index serves on PostgreSQL; elsewhere this is a plain substring scan.
         # Uids are ASCII: a Chinese query leaves them out, so that it needs no scan of the uid index.
         in_text = Q(search_text__contains=search_form(value))
         qs = qs.filter(in_text if CJK_CHAR.search(value) else Q(uid__icontains=value) | in_text)
@@ -185,8 +179,6 @@ def item_export_records(*, items: QuerySet[Item]) -> Iterator[dict]:
 
 def taxonomy_tree() -> dict:
     """Return benchmarks with their dimension trees, emotions by valence, scenarios by domain, crisis levels."""
-    from annotation.items.models import CrisisLevel
-
     # Every benchmark's dimensions in one query, whatever the number of benchmarks.
     by_benchmark: dict[int, dict[int | None, list[Dimension]]] = {}
     for dim in Dimension.objects.order_by("position"):
@@ -223,8 +215,6 @@ def coverage(*, benchmark: Benchmark) -> dict:
 
 
 def _coverage(*, benchmark: Benchmark) -> dict:
-    from annotation.items.models import ScenarioDomain
-
     dims = list(Dimension.objects.filter(benchmark=benchmark, children__isnull=True).order_by("position"))
     domains = list(ScenarioDomain.objects.all())
     valences = list(EmotionCategory.Valence.values)

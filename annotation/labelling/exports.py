@@ -22,7 +22,9 @@ from core.rowfiles import Column
 
 CHUNK = 1000
 
-LABEL_COLUMNS = [
+# The label table of a comparison set's pairwise scores, as ``manage.py agreement`` (``--pairwise``) and
+# ``manage.py rank_models`` read it: every export of scores on a set's comparisons (experts' or judges') starts so.
+SCORE_COLUMNS = [
     Column("unit", "int"),
     Column("comparison", "int"),
     Column("item"),
@@ -34,6 +36,17 @@ LABEL_COLUMNS = [
     Column("value", "int"),
     Column("winner"),
     Column("margin", "int"),
+]
+# The preference pairs' columns up to the texts and their models, shared likewise.
+PAIR_TEXT_COLUMNS = [
+    Column("comparison", "int"),
+    Column("item"),
+    Column("language"),
+    Column("dimension"),
+]
+
+LABEL_COLUMNS = [
+    *SCORE_COLUMNS,
     Column("order"),
     Column("shown_left"),
     Column("shown_right"),
@@ -44,10 +57,7 @@ LABEL_COLUMNS = [
 ]
 
 PAIR_COLUMNS = [
-    Column("comparison", "int"),
-    Column("item"),
-    Column("language"),
-    Column("dimension"),
+    *PAIR_TEXT_COLUMNS,
     Column("context"),
     Column("prompt"),
     Column("chosen"),

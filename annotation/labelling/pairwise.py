@@ -4,6 +4,8 @@ A comparison has a canonical response A and B. A rater sees them left/right in s
 Verdicts are stored as a signed score: +k when A wins by k pluses (1..5), 0 for a tie, -k when B wins by k.
 """
 
+import re
+
 MARGINS = range(1, 6)
 WINNERS = ("left", "right", "tie")
 
@@ -75,8 +77,6 @@ PLACEHOLDER = "[model]"
 
 def anonymise(text: str, model_names: list[str] | tuple[str, ...] = ()) -> str:
     """Remove model names and self-identifying phrases from a response before a rater or judge sees it."""
-    import re
-
     result = text
     for pattern in _SELF_IDENTIFYING:
         result = re.sub(pattern, PLACEHOLDER, result, flags=re.IGNORECASE)

@@ -163,8 +163,9 @@ def expert_assignments(*, expert: AbstractBaseUser, comparison_set: int | None =
     return mine.select_related("comparison__item", "comparison__dimension")
 
 
-def blind_comparison(*, assignment: LabelAssignment) -> dict:
-    """Return what the expert sees of an assignment: prompt, anonymised texts left and right, their verdict."""
+def blind_texts(*, assignment: LabelAssignment) -> dict[str, str]:
+    """Return what the expert reads of an assignment: the prompt's context and the prompt, and the anonymised
+    responses left and right in the expert's order."""
     comparison = assignment.comparison
     left, right = (
         (comparison.response_a, comparison.response_b)
@@ -174,6 +175,17 @@ def blind_comparison(*, assignment: LabelAssignment) -> dict:
     revision = comparison.item.current_revision
     content = revision.content.get(comparison.language, {}) if revision else {}
     names = set_model_names(comparison_set=comparison.comparison_set)
+    return {
+        "context": content.get("context", "") or "",
+        "prompt": content.get("prompt", "") or "",
+        "left": anonymise(left.text, names),
+        "right": anonymise(right.text, names),
+    }
+
+
+def blind_comparison(*, assignment: LabelAssignment) -> dict:
+    """Return what the expert sees of an assignment: prompt, anonymised texts left and right, their verdict."""
+    comparison = assignment.comparison
     label = getattr(assignment, "label", None)
     verdict = None
     if label is not None:
@@ -187,10 +199,7 @@ def blind_comparison(*, assignment: LabelAssignment) -> dict:
         "dimension": comparison.dimension.code,
         "dimension_name": comparison.dimension.name,
         "dimension_definition": comparison.dimension.definition,
-        "context": content.get("context", "") or "",
-        "prompt": content.get("prompt", "") or "",
-        "left": anonymise(left.text, names),
-        "right": anonymise(right.text, names),
+        **blind_texts(assignment=assignment),
         "skipped": assignment.skipped_at is not None,
         "label": verdict,
     }

@@ -2,7 +2,6 @@
 
 import itertools
 import random
-from collections import Counter
 from datetime import datetime
 
 from django.conf import settings
@@ -63,63 +62,77 @@ def _responses_store(*, data: bytes, user: AbstractBaseUser | None) -> dict:
     new = []
     unchanged = 0
     for line, row in rows:
-        problems = []
-        for name in sorted(set(row) - RESPONSE_FIELDS):
-            problems.append(LineError(line, name, _("unknown field")))
-        for name in sorted(RESPONSE_FIELDS - set(row)):
-            problems.append(LineError(line, name, _("required")))
-        for name in sorted(RESPONSE_FIELDS & set(row)):
-            if not isinstance(row[name], str):
-                message = _("must be text, got %(type)s") % {"type": type(row[name]).__name__}
-                problems.append(LineError(line, name, message))
+        problems = _response_shape_errors(line, row)
         if problems:
             errors += problems
             continue
-        uid, lang, model, text = row["item"], row["language"], row["model"], row["text"]
-        item = items.get(uid) if isinstance(uid, str) else None
-        if item is None:
-            errors.append(LineError(line, "item", _("unknown item %(uid)s") % {"uid": repr(uid)}))
-        elif item.kind != Item.Kind.OPEN_PROMPT:
-            message = _("item %(uid)s is %(kind)s; responses belong to open prompts") % {"uid": uid, "kind": item.kind}
-            errors.append(LineError(line, "item", message))
-        if lang not in ("en", "zh"):
-            errors.append(LineError(line, "language", _("must be en or zh, got %(value)s") % {"value": repr(lang)}))
-        if not isinstance(model, str) or not model.strip() or len(model) > 200:
-            errors.append(LineError(line, "model", _("required model name of at most 200 characters")))
-        if not isinstance(text, str) or not text.strip():
-            errors.append(LineError(line, "text", _("required, non-empty text")))
-        elif len(text) > settings.ITEM_MAX_TEXT_CHARS:
-            errors.append(
-                LineError(
-                    line,
-                    "text",
-                    _("text too long: %(n)s characters (limit %(max)s)")
-                    % {"n": len(text), "max": settings.ITEM_MAX_TEXT_CHARS},
-                )
-            )
-        key = (uid, lang, model)
+        key = (row["item"], row["language"], row["model"])
+        problems = _response_value_errors(line, row, items.get(row["item"]))
         if key in seen:
             message = _("duplicate response (first on line %(line)s)") % {"line": seen[key]}
-            errors.append(LineError(line, "model", message))
+            problems.append(LineError(line, "model", message))
         seen[key] = line
-        if errors and errors[-1].line == line:
-            continue
         old = existing.get(key)
-        if old is not None:
-            if old.text != text:
-                errors.append(
-                    LineError(line, "text", _("a different text is already stored for this item, language and model"))
-                )
-            else:
-                unchanged += 1
+        if not problems and old is not None and old.text != row["text"]:
+            message = _("a different text is already stored for this item, language and model")
+            problems.append(LineError(line, "text", message))
+        errors += problems
+        if problems:
             continue
-        new.append(ModelResponse(item=item, language=lang, model_name=model.strip(), text=text, created_by=user))
+        if old is not None:
+            unchanged += 1
+            continue
+        new.append(
+            ModelResponse(
+                item=items[row["item"]],
+                language=row["language"],
+                model_name=row["model"].strip(),
+                text=row["text"],
+                created_by=user,
+            )
+        )
     if not rows and not errors:
         errors.append(LineError(0, "file", _("the file holds no records")))
     if errors:
         raise ImportFailed(errors)
     ModelResponse.objects.bulk_create(new)
     return {"created": len(new), "unchanged": unchanged}
+
+
+def _response_shape_errors(line: int, row: dict) -> list[LineError]:
+    """Return the row's unknown and missing fields, and fields that are not text."""
+    problems = [LineError(line, name, _("unknown field")) for name in sorted(set(row) - RESPONSE_FIELDS)]
+    problems += [LineError(line, name, _("required")) for name in sorted(RESPONSE_FIELDS - set(row))]
+    for name in sorted(RESPONSE_FIELDS & set(row)):
+        if not isinstance(row[name], str):
+            message = _("must be text, got %(type)s") % {"type": type(row[name]).__name__}
+            problems.append(LineError(line, name, message))
+    return problems
+
+
+def _response_value_errors(line: int, row: dict, item: Item | None) -> list[LineError]:
+    """Return what is wrong with a well-shaped row's values: its item (``item``, None if unknown), language,
+    model name and text."""
+    uid, lang, model, text = row["item"], row["language"], row["model"], row["text"]
+    problems = []
+    if item is None:
+        problems.append(LineError(line, "item", _("unknown item %(uid)s") % {"uid": repr(uid)}))
+    elif item.kind != Item.Kind.OPEN_PROMPT:
+        message = _("item %(uid)s is %(kind)s; responses belong to open prompts") % {"uid": uid, "kind": item.kind}
+        problems.append(LineError(line, "item", message))
+    if lang not in ("en", "zh"):
+        problems.append(LineError(line, "language", _("must be en or zh, got %(value)s") % {"value": repr(lang)}))
+    if not model.strip() or len(model) > 200:
+        problems.append(LineError(line, "model", _("required model name of at most 200 characters")))
+    if not text.strip():
+        problems.append(LineError(line, "text", _("required, non-empty text")))
+    elif len(text) > settings.ITEM_MAX_TEXT_CHARS:
+        message = _("text too long: %(n)s characters (limit %(max)s)") % {
+            "n": len(text),
+            "max": settings.ITEM_MAX_TEXT_CHARS,
+        }
+        problems.append(LineError(line, "text", message))
+    return problems
 
 
 @transaction.atomic
@@ -143,10 +156,87 @@ def comparison_set_build(
     response is A is drawn with the seed too. Each comparison goes to ``experts_per_comparison`` experts in
     balanced rotation (all experts when None), and each expert sees its own seeded left/right order.
     """
+    experts = sorted(set(experts), key=lambda u: u.get_username())
+    dims = dimensions or list(Dimension.objects.filter(benchmark=benchmark, subjective=True))
+    errors = _set_refusals(
+        name=name,
+        experts=experts,
+        user=user,
+        per_stratum=per_stratum,
+        experts_per_comparison=experts_per_comparison,
+        dims=dims,
+    )
+    if errors:
+        raise ValidationError(errors)
+    rng = random.Random(seed)
+    strata = _candidate_pairs(benchmark=benchmark, dims=dims, languages=languages)
+    if not strata:
+        raise ValidationError(_("No open prompt has two or more responses in the chosen languages yet."))
+    comparison_set = ComparisonSet(
+        name=name,
+        benchmark=benchmark,
+        description=description,
+        seed=seed,
+        per_stratum=per_stratum,
+        experts_per_comparison=experts_per_comparison,
+        created_by=user,
+    )
+    _set_save(comparison_set, experts=experts)
+    chosen = _comparisons_draw(comparison_set=comparison_set, strata=strata, per_stratum=per_stratum, rng=rng)
+    Comparison.objects.bulk_create(chosen)
+    _set_assign(comparison_set, experts=experts, per_comparison=experts_per_comparison or len(experts), rng=rng)
+    comparison_set.size = len(chosen)
+    comparison_set.save(update_fields=["size"])
+    return comparison_set
+
+
+def _set_save(comparison_set: ComparisonSet, *, experts: list[AbstractBaseUser]) -> None:
+    """Store a new comparison set and its experts, refused if its name was taken meanwhile."""
+    comparison_set.full_clean()
+    try:
+        # A set of the same name built at the same moment passed the check before too; the database decides.
+        with transaction.atomic():
+            comparison_set.save()
+    except IntegrityError as exc:
+        message = _("A comparison set named %(name)s already exists.") % {"name": comparison_set.name}
+        raise ValidationError(message) from exc
+    comparison_set.experts.set(experts)
+
+
+def _set_assign(
+    comparison_set: ComparisonSet, *, experts: list[AbstractBaseUser], per_comparison: int, rng: random.Random
+) -> None:
+    """Give each comparison to ``per_comparison`` experts in balanced rotation, each with its seeded left/right
+    order."""
+    given, load = queue.assignments_spread(
+        units=comparison_set.comparisons.order_by("id"), workers=experts, per_unit=per_comparison
+    )
+    LabelAssignment.objects.bulk_create(
+        LabelAssignment(
+            comparison=comparison,
+            comparison_set=comparison_set,
+            expert=expert,
+            shown_order=rng.choice(["AB", "BA"]),
+            position=position,
+        )
+        for comparison, expert, position in given
+    )
+    queue.progress_start(model=LabelAssignment, owner=comparison_set, load=load)
+
+
+def _set_refusals(
+    *,
+    name: str,
+    experts: list[AbstractBaseUser],
+    user: AbstractBaseUser | None,
+    per_stratum: int | None,
+    experts_per_comparison: int | None,
+    dims: list[Dimension],
+) -> list[str]:
+    """Return why a comparison set cannot be built as asked (empty when it can)."""
     errors = []
     if ComparisonSet.objects.filter(name=name).exists():
         errors.append(_("A comparison set named %(name)s already exists.") % {"name": name})
-    experts = sorted(set(experts), key=lambda u: u.get_username())
     if not experts:
         errors.append(_("Choose at least one expert."))
     # Blinding: labels come only from those who may label, and never from whoever built the set and saw its models.
@@ -165,12 +255,15 @@ def comparison_set_build(
         errors.append(_("Experts per comparison must be between 1 and the number of experts."))
     if per_stratum is not None and per_stratum < 1:
         errors.append(_("Comparisons per stratum must be at least 1."))
-    dims = dimensions or list(Dimension.objects.filter(benchmark=benchmark, subjective=True))
     if not dims:
         errors.append(_("This benchmark has no subjective dimensions."))
-    if errors:
-        raise ValidationError(errors)
-    rng = random.Random(seed)
+    return errors
+
+
+def _candidate_pairs(
+    *, benchmark: Benchmark, dims: list[Dimension], languages: tuple[str, ...]
+) -> dict[tuple[int, str], list[tuple[ModelResponse, ModelResponse]]]:
+    """Return every pair of responses to one open prompt, by (dimension id, language) stratum."""
     responses: dict[tuple[int, str], list[ModelResponse]] = {}
     for r in (
         ModelResponse.objects.filter(item__benchmark=benchmark, item__dimension__in=dims, language__in=languages)
@@ -183,25 +276,13 @@ def comparison_set_build(
         dim_id = group[0].item.dimension_id
         for a, b in itertools.combinations(group, 2):
             strata.setdefault((dim_id, lang), []).append((a, b))
-    if not strata:
-        raise ValidationError(_("No open prompt has two or more responses in the chosen languages yet."))
-    comparison_set = ComparisonSet(
-        name=name,
-        benchmark=benchmark,
-        description=description,
-        seed=seed,
-        per_stratum=per_stratum,
-        experts_per_comparison=experts_per_comparison,
-        created_by=user,
-    )
-    comparison_set.full_clean()
-    try:
-        # A set of the same name built at the same moment passed the check above too; the database decides.
-        with transaction.atomic():
-            comparison_set.save()
-    except IntegrityError as exc:
-        raise ValidationError(_("A comparison set named %(name)s already exists.") % {"name": name}) from exc
-    comparison_set.experts.set(experts)
+    return strata
+
+
+def _comparisons_draw(
+    *, comparison_set: ComparisonSet, strata: dict, per_stratum: int | None, rng: random.Random
+) -> list[Comparison]:
+    """Draw ``per_stratum`` pairs of each stratum (all when None) and which response of each is A, in seeded order."""
     chosen = []
     for key in sorted(strata):
         pairs = strata[key]
@@ -220,31 +301,7 @@ def comparison_set_build(
                 )
             )
     rng.shuffle(chosen)
-    Comparison.objects.bulk_create(chosen)
-    load = Counter({u.pk: 0 for u in experts})
-    k = experts_per_comparison or len(experts)
-    assignments = []
-    for comparison in comparison_set.comparisons.order_by("id"):
-        for expert in sorted(experts, key=lambda u: (load[u.pk], u.get_username()))[:k]:
-            load[expert.pk] += 1
-            assignments.append(
-                LabelAssignment(
-                    comparison=comparison,
-                    comparison_set=comparison_set,
-                    expert=expert,
-                    shown_order=rng.choice(["AB", "BA"]),
-                    position=load[expert.pk],
-                )
-            )
-    LabelAssignment.objects.bulk_create(assignments)
-    ExpertProgress.objects.bulk_create(
-        ExpertProgress(comparison_set=comparison_set, expert_id=expert_id, assigned=n)
-        for expert_id, n in load.items()
-        if n
-    )
-    comparison_set.size = len(chosen)
-    comparison_set.save(update_fields=["size"])
-    return comparison_set
+    return chosen
 
 
 @transaction.atomic

@@ -15,8 +15,8 @@ from annotation.labelling import services as comparisons
 from annotation.labelling.forms import ComparisonSetForm, GenerateForm
 from annotation.labelling.label_studio import exporting as label_studio_exporting
 from annotation.labelling.label_studio import importing as label_studio_importing
-from annotation.labelling.models import ComparisonSet
-from annotation.labelling.pairwise import anonymise, plus_string, shown_choice
+from annotation.labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
+from annotation.labelling.pairwise import plus_string, shown_choice
 from annotation.queue.selectors import queue_previous, queue_skipped
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
@@ -143,91 +143,102 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     if assignment_obj is None or assignment_obj.expert_id != request.user.pk:
         get_object_or_404(ComparisonSet, pk=pk)
         return _not_assigned(request)
-    comparison = assignment_obj.comparison
-    cs = comparison.comparison_set
     existing = getattr(assignment_obj, "label", None)
     error, status = "", 200
     if request.method == "POST":
-        margin_raw = request.POST.get("margin") or ""
-        changing = existing is not None and request.POST.get("change") == "1"
-        service = comparisons.label_change if changing else comparisons.label_submit
-        try:
-            margin = int(margin_raw) if margin_raw else None
-            service(
-                comparison=comparison,
-                expert=request.user,
-                winner=request.POST.get("winner", ""),
-                margin=margin,
-                rationale=request.POST.get("rationale", ""),
-            )
-        except ValueError:
-            error, status = _("Choose a margin from + to +++++."), 400
-        except comparisons.LabelConflict as exc:
-            error, status = str(exc), 409
-        except ValidationError as exc:
-            error, status = " ".join(exc.messages), 400
-        else:
-            if changing:
-                messages.success(request, _("Your label was changed."))
-            return _after(request, cs, assignment_obj.pk)
+        error, status = _label_store(request, assignment_obj, existing)
+        if not error:
+            return _after(request, assignment_obj.comparison.comparison_set, assignment_obj.pk)
     if not _is_prefetch(request):
         # A page fetched ahead of time (<link rel="prefetch">) is not yet seen: timing starts when it is.
         comparisons.assignment_mark_viewed(assignment=assignment_obj)
-    left, right = (
-        (comparison.response_a, comparison.response_b)
-        if assignment_obj.shown_order == "AB"
-        else (comparison.response_b, comparison.response_a)
-    )
-    content = (
-        comparison.item.current_revision.content.get(comparison.language, {})
-        if comparison.item.current_revision
-        else {}
-    )
+    context = {
+        **_label_comparison(assignment_obj),
+        **_label_queue(request, assignment_obj),
+        "existing": existing,
+        "error": error,
+        "posted": _label_posted(request, existing),
+        "margins": [(m, plus_string(m)) for m in range(1, 6)],
+    }
+    return render(request, "labelling/label.html", context, status=status)
+
+
+def _label_store(request: HttpRequest, assignment: LabelAssignment, existing: ExpertLabel | None) -> tuple[str, int]:
+    """Submit (or change) the posted label; return the error to show and the status, ("", 200) when stored."""
+    margin_raw = request.POST.get("margin") or ""
+    changing = existing is not None and request.POST.get("change") == "1"
+    service = comparisons.label_change if changing else comparisons.label_submit
+    try:
+        margin = int(margin_raw) if margin_raw else None
+        service(
+            comparison=assignment.comparison,
+            expert=request.user,
+            winner=request.POST.get("winner", ""),
+            margin=margin,
+            rationale=request.POST.get("rationale", ""),
+        )
+    except ValueError:
+        return _("Choose a margin from + to +++++."), 400
+    except comparisons.LabelConflict as exc:
+        return str(exc), 409
+    except ValidationError as exc:
+        return " ".join(exc.messages), 400
+    if changing:
+        messages.success(request, _("Your label was changed."))
+    return "", 200
+
+
+def _label_comparison(assignment: LabelAssignment) -> dict:
+    """Return what the page shows of the comparison: the prompt, and the responses blind in the expert's order."""
+    comparison = assignment.comparison
+    texts = selectors.blind_texts(assignment=assignment)
+    return {
+        "cs": comparison.comparison_set,
+        "assignment": assignment,
+        "comparison": comparison,
+        "dimension": comparison.dimension,
+        "prompt": texts["prompt"],
+        "context_text": texts["context"],
+        "left": texts["left"],
+        "right": texts["right"],
+        "language": comparison.language,
+    }
+
+
+def _label_queue(request: HttpRequest, assignment: LabelAssignment) -> dict:
+    """Return the expert's place in the set's queue: counts, the next and previous links, what was put aside."""
+    cs = assignment.comparison.comparison_set
     counts = selectors.label_counts(comparison_set=cs, expert=request.user)
     done, total = counts["done"], counts["total"]
-    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment_obj)
+    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment)
     mine = selectors.expert_queue(comparison_set=cs, expert=request.user)
-    previous = queue_previous(queue=mine, before=assignment_obj)
+    previous = queue_previous(queue=mine, before=assignment)
     skipped = (
         list(
             queue_skipped(queue=mine)
-            .exclude(pk=assignment_obj.pk)
+            .exclude(pk=assignment.pk)
             .select_related("comparison__item", "comparison__dimension")[:SKIPPED_SHOWN]
         )
         if counts["skipped"]
         else []
     )
-    model_names = selectors.set_model_names(comparison_set=cs)
+    return {
+        "done": done,
+        "total": total,
+        "percent": int(100 * done / total) if total else 0,
+        "next_url": reverse("labelling:label", args=[cs.pk, nxt.pk]) if nxt else "",
+        "previous_url": reverse("labelling:label", args=[cs.pk, previous.pk]) if previous else "",
+        "skipped": skipped,
+    }
+
+
+def _label_posted(request: HttpRequest, existing: ExpertLabel | None) -> dict:
+    """Return the form's values: what was posted, else the stored label as the expert saw it."""
     posted = request.POST if request.method == "POST" else {}
     if existing is not None and not posted:
         winner, margin = shown_choice(shown_order=existing.shown_order, score=existing.score)
         posted = {"winner": winner, "margin": str(margin) if margin else "", "rationale": existing.rationale}
-    return render(
-        request,
-        "labelling/label.html",
-        {
-            "cs": cs,
-            "assignment": assignment_obj,
-            "comparison": comparison,
-            "dimension": comparison.dimension,
-            "prompt": content.get("prompt", ""),
-            "context_text": content.get("context", ""),
-            "left": anonymise(left.text, model_names),
-            "right": anonymise(right.text, model_names),
-            "language": comparison.language,
-            "done": done,
-            "total": total,
-            "percent": int(100 * done / total) if total else 0,
-            "next_url": reverse("labelling:label", args=[cs.pk, nxt.pk]) if nxt else "",
-            "previous_url": reverse("labelling:label", args=[cs.pk, previous.pk]) if previous else "",
-            "skipped": skipped,
-            "existing": existing,
-            "error": error,
-            "posted": posted,
-            "margins": [(m, plus_string(m)) for m in range(1, 6)],
-        },
-        status=status,
-    )
+    return posted
 
 
 @permission_required("labelling.manage_comparisons", why=BUILDERS)

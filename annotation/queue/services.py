@@ -9,14 +9,47 @@ waiting query gets its lock: a joined round would be as it was before the wait, 
 would look open.
 """
 
+from collections import Counter
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Aggregate, Count, Expression, F, Q, QuerySet
 from django.utils import timezone
 
 from annotation.queue.models import Assignment, Progress
+
+
+def assignments_spread[T](
+    *,
+    units: Iterable[T],
+    workers: list[AbstractBaseUser],
+    per_unit: int,
+    avoid: Callable[[T], object] | None = None,
+) -> tuple[list[tuple[T, AbstractBaseUser, int]], Counter]:
+    """Give each unit, in order, to the ``per_unit`` least-loaded workers: balanced and deterministic.
+
+    Ties go by user name; a worker whose pk ``avoid(unit)`` returns (an item's author) comes after every other.
+    Return (unit, worker, position in the worker's queue) in the order given, and each worker's load by pk.
+    """
+    load = Counter({worker.pk: 0 for worker in workers})
+    given = []
+    for unit in units:
+        avoided = avoid(unit) if avoid else None
+        ranked = sorted(workers, key=lambda u: (u.pk == avoided, load[u.pk], u.get_username()))
+        for worker in ranked[:per_unit]:
+            load[worker.pk] += 1
+            given.append((unit, worker, load[worker.pk]))
+    return given, load
+
+
+def progress_start(*, model: type[Assignment], owner: object, load: Counter) -> list[Progress]:
+    """Store each worker's progress in a new round or set of ``model`` assignments: ``load`` assigned, by pk."""
+    return model.progress.objects.bulk_create(
+        model.progress(**{model.OWNER: owner, f"{model.WORKER}_id": pk, "assigned": n}) for pk, n in load.items() if n
+    )
 
 
 def assignment_lock(*, assignments: QuerySet, not_assigned: str, closed: str) -> Assignment:

@@ -215,58 +215,7 @@ def _screening(lang: str, facts: dict) -> list[str]:
         title = _("Round %(number)s: %(title)s") % {"number": r["number"], "title": r["title"]}
         if r["open"]:
             title += " " + _("(still open)")
-        points = [
-            _("Criteria: %(criteria)s") % {"criteria": _separator().join(_name(c, lang) for c in r["criteria"])},
-            ngettext(
-                "%(n)s reviewer in the round, %(per)s per item",
-                "%(n)s reviewers in the round, %(per)s per item",
-                r["reviewers"],
-            )
-            % {"n": r["reviewers"], "per": r["reviewers_per_item"]},
-            ngettext(
-                "%(n)s item of this release reviewed in this round",
-                "%(n)s items of this release reviewed in this round",
-                r["items"],
-            )
-            % {"n": r["items"]},
-        ]
-        if r["earlier_revision"]:
-            points.append(
-                ngettext(
-                    "%(n)s of them reviewed at an earlier revision than the one pinned",
-                    "%(n)s of them reviewed at earlier revisions than the ones pinned",
-                    r["earlier_revision"],
-                )
-                % {"n": r["earlier_revision"]}
-            )
-        if r["decisions"]:
-            points.append(
-                _("Reviews submitted on them: %(decisions)s") % {"decisions": _counts(r["decisions"], DECISION_LABELS)}
-            )
-        else:
-            points.append(_("No review was submitted on them."))
-        points.append(_("Outcomes: %(outcomes)s") % {"outcomes": _counts(r["outcomes"], outcome_labels)})
-        if adjudicated := sum(r["adjudicated"].values()):
-            points.append(
-                ngettext(
-                    "%(n)s conflict adjudicated: %(outcomes)s", "%(n)s conflicts adjudicated: %(outcomes)s", adjudicated
-                )
-                % {"n": adjudicated, "outcomes": _counts(r["adjudicated"], outcome_labels)}
-            )
-        if r["alpha"] is not None:
-            points.append(
-                ngettext(
-                    "Agreement between reviewers over the round's %(n)s item: Krippendorff's alpha (nominal) %(alpha)s",
-                    "Agreement between reviewers over the round's %(n)s items: Krippendorff's alpha (nominal) "
-                    "%(alpha)s",
-                    r["round_items"],
-                )
-                % {"n": r["round_items"], "alpha": f"{r['alpha']:.3f}"}
-            )
-        else:
-            points.append(
-                _("Krippendorff's alpha is not defined for this round: %(reason)s") % {"reason": r["alpha_note"][lang]}
-            )
+        points = _round_points(r, lang, outcome_labels)
         lines += [f"#### {title}", "", *_bullets(points)]
     if n := facts["unscreened"]:
         lines += [
@@ -279,6 +228,62 @@ def _screening(lang: str, facts: dict) -> list[str]:
             "",
         ]
     return lines
+
+
+def _round_points(r: dict, lang: str, outcome_labels: dict) -> list[str]:
+    """Return the card's points on one screening round: criteria, reviewers, items, reviews, outcomes, agreement."""
+    points = [
+        _("Criteria: %(criteria)s") % {"criteria": _separator().join(_name(c, lang) for c in r["criteria"])},
+        ngettext(
+            "%(n)s reviewer in the round, %(per)s per item",
+            "%(n)s reviewers in the round, %(per)s per item",
+            r["reviewers"],
+        )
+        % {"n": r["reviewers"], "per": r["reviewers_per_item"]},
+        ngettext(
+            "%(n)s item of this release reviewed in this round",
+            "%(n)s items of this release reviewed in this round",
+            r["items"],
+        )
+        % {"n": r["items"]},
+    ]
+    if r["earlier_revision"]:
+        points.append(
+            ngettext(
+                "%(n)s of them reviewed at an earlier revision than the one pinned",
+                "%(n)s of them reviewed at earlier revisions than the ones pinned",
+                r["earlier_revision"],
+            )
+            % {"n": r["earlier_revision"]}
+        )
+    if r["decisions"]:
+        points.append(
+            _("Reviews submitted on them: %(decisions)s") % {"decisions": _counts(r["decisions"], DECISION_LABELS)}
+        )
+    else:
+        points.append(_("No review was submitted on them."))
+    points.append(_("Outcomes: %(outcomes)s") % {"outcomes": _counts(r["outcomes"], outcome_labels)})
+    if adjudicated := sum(r["adjudicated"].values()):
+        points.append(
+            ngettext(
+                "%(n)s conflict adjudicated: %(outcomes)s", "%(n)s conflicts adjudicated: %(outcomes)s", adjudicated
+            )
+            % {"n": adjudicated, "outcomes": _counts(r["adjudicated"], outcome_labels)}
+        )
+    if r["alpha"] is not None:
+        points.append(
+            ngettext(
+                "Agreement between reviewers over the round's %(n)s item: Krippendorff's alpha (nominal) %(alpha)s",
+                "Agreement between reviewers over the round's %(n)s items: Krippendorff's alpha (nominal) %(alpha)s",
+                r["round_items"],
+            )
+            % {"n": r["round_items"], "alpha": f"{r['alpha']:.3f}"}
+        )
+    else:
+        points.append(
+            _("Krippendorff's alpha is not defined for this round: %(reason)s") % {"reason": r["alpha_note"][lang]}
+        )
+    return points
 
 
 def _validation(facts: dict) -> list[str]:

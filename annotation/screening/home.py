@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, F, Min, OuterRef, Subquery, Sum
+from django.db.models import Count, F, Min, OuterRef, QuerySet, Subquery, Sum
 from django.utils.translation import get_language
 
 from annotation.items.models import Item
@@ -26,6 +26,7 @@ CRITERIA_TTL_SECONDS = 300
 @dataclass
 class ReviewFeedback:
     """One submitted review of a closed round, as the item's author reads it."""
+
     reviewer: str
     decision: str
     decision_label: str
@@ -34,14 +35,13 @@ class ReviewFeedback:
     submitted_at: object
 
 
-
 @dataclass
 class SentBack:
     """An item a closed round sent back to its author, with what the reviewers said."""
+
     round_item: object
     revised_since: bool
     reviews: list[ReviewFeedback] = field(default_factory=list)
-
 
 
 def criterion_names() -> dict[str, str]:
@@ -59,10 +59,8 @@ def criterion_names() -> dict[str, str]:
     return {code: (name_zh if zh and name_zh else name_en) for code, name_en, name_zh in rows}
 
 
-
 def _score_rows(scores: dict, names: dict[str, str]) -> list[tuple[str, object]]:
     return [(names.get(code, code), value) for code, value in scores.items()]
-
 
 
 def review_feedback(assignments: object, names: dict[str, str]) -> list[ReviewFeedback]:
@@ -81,7 +79,6 @@ def review_feedback(assignments: object, names: dict[str, str]) -> list[ReviewFe
             )
         )
     return rows
-
 
 
 def review_queue(*, user: AbstractBaseUser) -> list[dict]:
@@ -103,7 +100,6 @@ def review_queue(*, user: AbstractBaseUser) -> list[dict]:
     ]
 
 
-
 def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
     """Return the latest items of closed rounds sent back for revision whose reviewed revision the user wrote.
 
@@ -120,9 +116,7 @@ def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
     )
     assignments = (
         ReviewAssignment.objects.filter(round_item__in=latest, review__status=Review.Status.SUBMITTED)
-        .select_related(
-            "round_item__item", "round_item__revision", "round_item__round", "round_item__adjudicated_by"
-        )
+        .select_related("round_item__item", "round_item__revision", "round_item__round", "round_item__adjudicated_by")
         .select_related("review", "reviewer")
         .order_by("-round_item__round__closed_at", "-round_item_id", "position", "id")
     )
@@ -140,13 +134,18 @@ def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
     return list(entries.values())
 
 
-
 def lead_overview() -> dict:
     """Return open rounds with each reviewer's progress and agreement, and rounds with conflicts to adjudicate.
 
     Two queries: the stored progress of each reviewer in open rounds (with the round's title, benchmark and
     deadline, and the reviewer's agreement in closed rounds as correlated counts), and the conflicts grouped by round.
     """
+    rounds = _open_rounds(_reviewer_rows())
+    return {"rounds": rounds, "conflicts": _conflicts()}
+
+
+def _reviewer_rows() -> QuerySet:
+    """Return each reviewer's stored progress in each open round, with the round and their closed rounds' agreement."""
     # The reviewer's submitted reviews in closed rounds whose item got a decision (conflicts left out until
     # adjudicated), and those agreeing with it: stored per round when it closes (``ReviewerProgress``).
     closed = (
@@ -154,7 +153,7 @@ def lead_overview() -> dict:
         .order_by()
         .values("reviewer")
     )
-    rows = (
+    return (
         ReviewerProgress.objects.filter(round__status=ScreeningRound.Status.OPEN, assigned__gt=0)
         .values(
             "round_id",
@@ -174,6 +173,10 @@ def lead_overview() -> dict:
         )
         .order_by("round__deadline", "round_id", "reviewer__username")
     )
+
+
+def _open_rounds(rows: QuerySet) -> list[dict]:
+    """Group the reviewers' rows by round, with each round's and each reviewer's progress and agreement."""
     zh = (get_language() or "en").startswith("zh")
     rounds: dict[int, dict] = {}
     for row in rows:
@@ -206,7 +209,12 @@ def lead_overview() -> dict:
     for entry in rounds.values():
         entry["percent"] = round(100 * entry["done"] / entry["total"]) if entry["total"] else 0
         entry["ready"] = entry["total"] > 0 and entry["done"] == entry["total"]
-    conflicts = [
+    return list(rounds.values())
+
+
+def _conflicts() -> list[dict]:
+    """Return the rounds with conflicts to adjudicate, newest first: how many, and the first of them."""
+    return [
         {
             "round_id": row["round_id"],
             "title": row["round__title"],
@@ -219,16 +227,14 @@ def lead_overview() -> dict:
         .annotate(n=Count("id"), first=Min("id"))
         .order_by("-round_id")
     ]
-    return {"rounds": list(rounds.values()), "conflicts": conflicts}
-
 
 
 @dataclass
 class RoundFeedback:
     """What one closed round said about an item: the outcome, each submitted review, and any adjudication."""
+
     round_item: object
     reviews: list[ReviewFeedback] = field(default_factory=list)
-
 
 
 def item_feedback(*, item: object) -> list[RoundFeedback]:

@@ -61,38 +61,15 @@ def round_open(
     its current revision (authors review others' work when anyone else is available).
     """
     filters = {k: v for k, v in (filters or {}).items() if v}
-    errors = []
     reviewers = sorted(set(reviewers), key=lambda u: u.get_username())
-    not_reviewers = [u.get_username() for u in reviewers if not u.has_perm("screening.review_item")]
-    if not_reviewers:
-        errors.append(_("Not allowed to review: %(names)s.") % {"names": ", ".join(not_reviewers)})
-    if not reviewers:
-        errors.append(_("Choose at least one reviewer."))
-    if reviewers and not 1 <= reviewers_per_item <= len(reviewers):
-        errors.append(
-            _("Reviewers per item must be between 1 and the number of reviewers (%(n)s).") % {"n": len(reviewers)}
-        )
     if criteria is None:
         criteria = list(Criterion.objects.filter(Q(dimension=None) | Q(dimension__benchmark=benchmark)))
-    if not criteria:
-        errors.append(_("Choose at least one criterion."))
     items = [
         i
         for i in selectors.item_list(filters={**filters, "benchmark": benchmark.slug})
         if i.current_revision_id and i.status in (Item.Status.DRAFT, Item.Status.IN_SCREENING)
     ]
-    if not items:
-        errors.append(_("No draft or in-screening items match this filter."))
-    busy = set(
-        RoundItem.objects.filter(round__status=ScreeningRound.Status.OPEN, item__in=items).values_list(
-            "item__uid", flat=True
-        )
-    )
-    if busy:
-        errors.append(
-            _("Already in an open round: %(uids)s.")
-            % {"uids": ", ".join(sorted(busy)[:10]) + ("…" if len(busy) > 10 else "")}
-        )
+    errors = _round_refusals(reviewers=reviewers, reviewers_per_item=reviewers_per_item, criteria=criteria, items=items)
     if errors:
         raise ValidationError(errors)
     number = (
@@ -112,19 +89,7 @@ def round_open(
     round.save()
     round.criteria.set(criteria)
     round.reviewers.set(reviewers)
-    load = Counter({u.pk: 0 for u in reviewers})
-    for item in items:
-        round_item = RoundItem.objects.create(round=round, item=item, revision_id=item.current_revision_id)
-        author = item.current_revision.author_id
-        ranked = sorted(reviewers, key=lambda u: (u.pk == author, load[u.pk], u.get_username()))
-        for reviewer in ranked[:reviewers_per_item]:
-            load[reviewer.pk] += 1
-            ReviewAssignment.objects.create(
-                round_item=round_item, round=round, reviewer=reviewer, position=load[reviewer.pk]
-            )
-    ReviewerProgress.objects.bulk_create(
-        ReviewerProgress(round=round, reviewer_id=reviewer_id, assigned=n) for reviewer_id, n in load.items() if n
-    )
+    _round_assign(round, items=items, reviewers=reviewers)
     round.size = len(items)
     round.save(update_fields=["size"])
     for item in items:
@@ -136,6 +101,54 @@ def round_open(
             reference={"round": round.pk, "number": round.number},
         )
     return round
+
+
+def _round_assign(round: ScreeningRound, *, items: list[Item], reviewers: list[AbstractBaseUser]) -> None:
+    """Put the items in the round and give each to ``round.reviewers_per_item`` reviewers, balanced; authors review
+    others' work when anyone else is available."""
+    round_items = [
+        RoundItem.objects.create(round=round, item=item, revision_id=item.current_revision_id) for item in items
+    ]
+    given, load = queue.assignments_spread(
+        units=round_items,
+        workers=reviewers,
+        per_unit=round.reviewers_per_item,
+        avoid=lambda round_item: round_item.item.current_revision.author_id,
+    )
+    for round_item, reviewer, position in given:
+        ReviewAssignment.objects.create(round_item=round_item, round=round, reviewer=reviewer, position=position)
+    queue.progress_start(model=ReviewAssignment, owner=round, load=load)
+
+
+def _round_refusals(
+    *, reviewers: list[AbstractBaseUser], reviewers_per_item: int, criteria: list[Criterion], items: list[Item]
+) -> list[str]:
+    """Return why a round cannot open as asked (empty when it can)."""
+    errors = []
+    not_reviewers = [u.get_username() for u in reviewers if not u.has_perm("screening.review_item")]
+    if not_reviewers:
+        errors.append(_("Not allowed to review: %(names)s.") % {"names": ", ".join(not_reviewers)})
+    if not reviewers:
+        errors.append(_("Choose at least one reviewer."))
+    if reviewers and not 1 <= reviewers_per_item <= len(reviewers):
+        errors.append(
+            _("Reviewers per item must be between 1 and the number of reviewers (%(n)s).") % {"n": len(reviewers)}
+        )
+    if not criteria:
+        errors.append(_("Choose at least one criterion."))
+    if not items:
+        errors.append(_("No draft or in-screening items match this filter."))
+    busy = set(
+        RoundItem.objects.filter(round__status=ScreeningRound.Status.OPEN, item__in=items).values_list(
+            "item__uid", flat=True
+        )
+    )
+    if busy:
+        errors.append(
+            _("Already in an open round: %(uids)s.")
+            % {"uids": ", ".join(sorted(busy)[:10]) + ("…" if len(busy) > 10 else "")}
+        )
+    return errors
 
 
 def _assignment_for(*, round_item: RoundItem, reviewer: AbstractBaseUser) -> ReviewAssignment:

@@ -135,75 +135,88 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     if assignment_obj is None or assignment_obj.reviewer_id != request.user.pk:
         return _denied(request, pk)
     round_item = assignment_obj.round_item
-    round = round_item.round
     existing = getattr(assignment_obj, "review", None)
     submitted = existing is not None and existing.status == Review.Status.SUBMITTED
     error = ""
     if request.method == "POST":
-        changing = submitted and request.POST.get("change") == "1"
-        values = {
-            "round_item": round_item,
-            "reviewer": request.user,
-            "scores": _posted_scores(request),
-            "decision": request.POST.get("decision", ""),
-            "comment": request.POST.get("comment", ""),
-        }
-        try:
-            (screening.review_change if changing else screening.review_submit)(**values)
-        except ValidationError as exc:
-            error = " ".join(exc.messages)
-            if not changing:
-                # Keep what was typed even though it could not be submitted; invalid scores stay unsaved.
-                with contextlib.suppress(ValidationError):
-                    screening.review_save_draft(**values)
-        else:
-            if changing:
-                messages.success(request, _("Your review was changed."))
-            return _after(request, round, assignment_obj.pk)
+        error = _review_store(request, round_item, submitted)
+        if not error:
+            return _after(request, round_item.round, assignment_obj.pk)
     elif submitted:
         # Only a change of a submitted review is timed from the last view (a first review from its draft).
         screening.review_mark_viewed(assignment=assignment_obj)
+    context = {
+        **_review_form(request, round_item, existing),
+        **_review_queue(request, assignment_obj),
+        "round": round_item.round,
+        "assignment": assignment_obj,
+        "submitted": submitted,
+        "error": error,
+    }
+    return render(request, "screening/review.html", context, status=400 if error else 200)
+
+
+def _review_store(request: HttpRequest, round_item: RoundItem, submitted: bool) -> str:
+    """Submit (or change) the posted review; return the error to show, "" when stored.
+
+    A first review that cannot be submitted keeps what was typed as its draft (invalid scores stay unsaved).
+    """
+    changing = submitted and request.POST.get("change") == "1"
+    values = {
+        "round_item": round_item,
+        "reviewer": request.user,
+        "scores": _posted_scores(request),
+        "decision": request.POST.get("decision", ""),
+        "comment": request.POST.get("comment", ""),
+    }
+    try:
+        (screening.review_change if changing else screening.review_submit)(**values)
+    except ValidationError as exc:
+        if not changing:
+            with contextlib.suppress(ValidationError):
+                screening.review_save_draft(**values)
+        return " ".join(exc.messages)
+    if changing:
+        messages.success(request, _("Your review was changed."))
+    return ""
+
+
+def _review_form(request: HttpRequest, round_item: RoundItem, existing: Review | None) -> dict:
+    """Return the item under review and the form's values: what was posted, else the stored review."""
     item = round_item.item
-    criteria = screening.criteria_for(round, item)
+    posting = request.method == "POST"
     values = dict(existing.scores) if existing else {}
-    if request.method == "POST":
+    if posting:
         values.update({k: v for k, v in _posted_scores(request).items() if v})
+    return {
+        "item": item,
+        "revision": round_item.revision,
+        "classification": item_selectors.revision_classification(round_item.revision),
+        "languages": item_languages(item, round_item.revision),
+        "criteria": [(c, values.get(c.code, "")) for c in screening.criteria_for(round_item.round, item)],
+        "review": existing,
+        "decision": request.POST.get("decision") if posting else (existing.decision if existing else ""),
+        "comment": request.POST.get("comment") if posting else (existing.comment if existing else ""),
+    }
+
+
+def _review_queue(request: HttpRequest, assignment: ReviewAssignment) -> dict:
+    """Return the reviewer's place in the round's queue: counts, the next and previous links, what was put aside."""
+    round = assignment.round_item.round
     counts = selectors.reviewer_counts(round=round, reviewer=request.user)
     done, total = counts["done"], counts["total"]
-    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment_obj)
+    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment)
     mine = selectors.reviewer_queue(round=round, reviewer=request.user)
-    previous = queue_previous(queue=mine, before=assignment_obj)
-    put_aside = queue_skipped(queue=mine).exclude(pk=assignment_obj.pk)
-    skipped = list(put_aside[:SKIPPED_SHOWN]) if counts["skipped"] else []
-    return render(
-        request,
-        "screening/review.html",
-        {
-            "round": round,
-            "assignment": assignment_obj,
-            "item": item,
-            "revision": round_item.revision,
-            "classification": item_selectors.revision_classification(round_item.revision),
-            "languages": item_languages(item, round_item.revision),
-            "criteria": [(c, values.get(c.code, "")) for c in criteria],
-            "review": existing,
-            "decision": request.POST.get("decision")
-            if request.method == "POST"
-            else (existing.decision if existing else ""),
-            "comment": request.POST.get("comment")
-            if request.method == "POST"
-            else (existing.comment if existing else ""),
-            "submitted": submitted,
-            "error": error,
-            "done": done,
-            "total": total,
-            "percent": round_percent(done, total),
-            "next_url": reverse("screening:review", args=[round.pk, nxt.pk]) if nxt else "",
-            "previous_url": reverse("screening:review", args=[round.pk, previous.pk]) if previous else "",
-            "skipped": skipped,
-        },
-        status=400 if error else 200,
-    )
+    previous = queue_previous(queue=mine, before=assignment)
+    put_aside = queue_skipped(queue=mine).exclude(pk=assignment.pk)
+    return {
+        "done": done,
+        "total": total,
+        "percent": round_percent(done, total),
+        "next_url": reverse("screening:review", args=[round.pk, nxt.pk]) if nxt else "",
+        "previous_url": reverse("screening:review", args=[round.pk, previous.pk]) if previous else "",
+        "skipped": list(put_aside[:SKIPPED_SHOWN]) if counts["skipped"] else [],
+    }
 
 
 @permission_required("screening.review_item")

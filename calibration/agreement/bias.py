@@ -1,6 +1,8 @@
 """Measure a judge's position bias (verdicts in both orders) and length bias (preference for the longer response)."""
 
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 from scipy import stats
@@ -59,18 +61,10 @@ def position_bias(
     if not (parsed_ab | parsed_ba).any():
         no_pair = "the judge has no parseable verdict"
     no_decisive = "no parseable verdict names a winner" if (parsed_ab | parsed_ba).any() else no_pair
-    resamples = _Resamples(len(ab), seed=seed, n_boot=n_boot)
-
-    def estimate(statistic: _Statistic) -> Estimate:
-        return _estimate(statistic, resamples, confidence)
-
+    estimate = partial(_estimate, resamples=_Resamples(len(ab), seed=seed, n_boot=n_boot), confidence=confidence)
     flips = _ratio_statistic("flip_rate", both & (np.sign(ab0) != np.sign(ba0)), both, no_pair)
     reversals = _ratio_statistic("reversal_rate", both & (np.sign(ab0) * np.sign(ba0) < 0), both, no_pair)
-    decisive = first_wins + second_wins
-    first_rate = estimate(_ratio_statistic("first_position_win_rate", first_wins, decisive, no_decisive))
-    if first_rate.value is not None:
-        test = stats.binomtest(int(first_wins.sum()), int(decisive.sum()), 0.5, alternative="two-sided")
-        first_rate = replace(first_rate, p_value=float(test.pvalue))
+    first_rate = _first_position_win_rate(first_wins, second_wins, no_decisive, estimate)
     offset = _ratio_statistic("position_offset", np.where(both, (ab0 - ba0) / 2, 0), both, no_pair)
     return PositionBias(
         n_comparisons=len(ab),
@@ -84,6 +78,19 @@ def position_bias(
         ),
         position_offset=estimate(offset),
     )
+
+
+def _first_position_win_rate(
+    first_wins: FloatArray, second_wins: FloatArray, no_decisive: str, estimate: Callable[[_Statistic], Estimate]
+) -> Estimate:
+    """Return the first position's share of the verdicts naming a winner, with an exact two-sided binomial test
+    against 0.5."""
+    decisive = first_wins + second_wins
+    rate = estimate(_ratio_statistic("first_position_win_rate", first_wins, decisive, no_decisive))
+    if rate.value is None:
+        return rate
+    test = stats.binomtest(int(first_wins.sum()), int(decisive.sum()), 0.5, alternative="two-sided")
+    return replace(rate, p_value=float(test.pvalue))
 
 
 def _margin_asymmetry_statistic(

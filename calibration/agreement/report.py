@@ -1,6 +1,7 @@
 """Compute the full agreement report of a label table and the paired bootstrap difference between two judges."""
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -150,62 +151,24 @@ def agreement_report(
     on which response of a pair is called A.
     """
     _check_bootstrap(n_boot, confidence)
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
-    if signed and level == "ratio":
-        raise ValueError("signed scores run from -5 to +5 through 0: the ratio level does not apply to them")
-    array = _table(table)
-    names = tuple(raters) if raters is not None else tuple(f"rater{i + 1}" for i in range(array.shape[1]))
-    if len(names) != array.shape[1] or len(set(names)) != len(names):
-        raise ValueError(f"give {array.shape[1]} distinct rater names, one per column")
-    if signed:
-        _check_signed(array)
+    array, names = _checked_table(table, level, raters, signed)
     winners = np.sign(array) if signed else array
     categories = np.unique(array[~np.isnan(array)])
     declared = _declared_scale(scale, signed, categories)
-    resamples = _Resamples(array.shape[0], seed=seed, n_boot=n_boot)
+    pairs = _PairEstimates(
+        array=array,
+        winners=winners,
+        names=names,
+        level=level,
+        signed=signed,
+        declared=declared,
+        resamples=_Resamples(array.shape[0], seed=seed, n_boot=n_boot),
+        confidence=confidence,
+    )
     suffix = "_winner" if signed else ""
-
-    def estimate(statistic: _Statistic) -> Estimate:
-        return _estimate(statistic, resamples, confidence)
-
-    def kappa(
-        key: str, name: str, first: FloatArray, second: FloatArray, weights: KappaWeights, labels: FloatArray | None
-    ) -> dict[str, Estimate]:
-        """Return Cohen's kappa under ``key`` and, for signed scores, the same over both orientations."""
-        result = {key: estimate(_cohen_statistic(first, second, weights, labels, name))}
-        if signed:
-            statistic = _cohen_statistic(
-                first, second, weights, labels, f"{name}_both_orientations", both_orientations=True
-            )
-            result[f"{key}_both_orientations"] = estimate(statistic)
-        return result
-
-    def pair_agreement(i: int, j: int) -> PairAgreement:
-        a, b, a_winners, b_winners = array[:, i], array[:, j], winners[:, i], winners[:, j]
-        optional: dict[str, Estimate | None] = dict.fromkeys(
-            ("cohen_kappa_linear", "cohen_kappa_quadratic", "percent_agreement_without_ties", "spearman")
-        )
-        if level != "nominal":
-            for weights in ("linear", "quadratic"):
-                name = f"cohen_kappa_{weights}"
-                optional.update(kappa(name, name, a, b, weights, declared))
-            optional["spearman"] = estimate(_spearman_statistic(a, b, "spearman", (names[i], names[j])))
-        if signed:
-            name = "percent_agreement_without_ties_winner"
-            optional["percent_agreement_without_ties"] = estimate(_percent_statistic(a_winners, b_winners, True, name))
-        agreement = _percent_statistic(a_winners, b_winners, False, f"percent_agreement{suffix}")
-        return PairAgreement(
-            rater_a=names[i],
-            rater_b=names[j],
-            percent_agreement=estimate(agreement),
-            **kappa("cohen_kappa", f"cohen_kappa_unweighted{suffix}", a_winners, b_winners, "unweighted", None),
-            **optional,
-        )
-
     alpha_winner = None
     if signed:
-        alpha_winner = estimate(_alpha_statistic(winners, "nominal", "krippendorff_alpha_nominal_winner"))
+        alpha_winner = pairs.estimate(_alpha_statistic(winners, "nominal", "krippendorff_alpha_nominal_winner"))
     return AgreementReport(
         level=level,
         signed=signed,
@@ -218,8 +181,93 @@ def agreement_report(
         n_boot=n_boot,
         confidence=confidence,
         undefined_reason=_table_reason(array),
-        alpha=estimate(_alpha_statistic(array, level, f"krippendorff_alpha_{level}")),
+        alpha=pairs.estimate(_alpha_statistic(array, level, f"krippendorff_alpha_{level}")),
         alpha_winner=alpha_winner,
-        fleiss_kappa=estimate(_fleiss_statistic(winners, f"fleiss_kappa{suffix}")),
-        pairs=tuple(pair_agreement(i, j) for i in range(len(names)) for j in range(i + 1, len(names))),
+        fleiss_kappa=pairs.estimate(_fleiss_statistic(winners, f"fleiss_kappa{suffix}")),
+        pairs=tuple(pairs.pair(i, j) for i in range(len(names)) for j in range(i + 1, len(names))),
     )
+
+
+def _checked_table(
+    table: ArrayLike, level: Level, raters: Sequence[str] | None, signed: bool
+) -> tuple[FloatArray, tuple[str, ...]]:
+    """Return the label table as an array and its raters' names (rater1, rater2, ... by default), refusing a level
+    it does not know, the ratio level for signed scores, names that do not match the columns and bad scores."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+    if signed and level == "ratio":
+        raise ValueError("signed scores run from -5 to +5 through 0: the ratio level does not apply to them")
+    array = _table(table)
+    names = tuple(raters) if raters is not None else tuple(f"rater{i + 1}" for i in range(array.shape[1]))
+    if len(names) != array.shape[1] or len(set(names)) != len(names):
+        raise ValueError(f"give {array.shape[1]} distinct rater names, one per column")
+    if signed:
+        _check_signed(array)
+    return array, names
+
+
+@dataclass(frozen=True)
+class _PairEstimates:
+    """The coefficients of ``agreement_report`` for each pair of raters, from one set of resamples."""
+
+    array: FloatArray
+    # The table itself, or the winner of each signed score (its sign).
+    winners: FloatArray
+    names: tuple[str, ...]
+    level: Level
+    signed: bool
+    declared: FloatArray | None
+    resamples: _Resamples
+    confidence: float
+
+    def estimate(self, statistic: _Statistic) -> Estimate:
+        return _estimate(statistic, self.resamples, self.confidence)
+
+    def kappa(
+        self,
+        key: str,
+        name: str,
+        first: FloatArray,
+        second: FloatArray,
+        weights: KappaWeights,
+        labels: FloatArray | None,
+    ) -> dict[str, Estimate]:
+        """Return Cohen's kappa under ``key`` and, for signed scores, the same over both orientations."""
+        result = {key: self.estimate(_cohen_statistic(first, second, weights, labels, name))}
+        if self.signed:
+            statistic = _cohen_statistic(
+                first, second, weights, labels, f"{name}_both_orientations", both_orientations=True
+            )
+            result[f"{key}_both_orientations"] = self.estimate(statistic)
+        return result
+
+    def pair(self, i: int, j: int) -> PairAgreement:
+        """Return the agreement of the raters in columns ``i`` and ``j``."""
+        a_winners, b_winners = self.winners[:, i], self.winners[:, j]
+        suffix = "_winner" if self.signed else ""
+        agreement = _percent_statistic(a_winners, b_winners, False, f"percent_agreement{suffix}")
+        return PairAgreement(
+            rater_a=self.names[i],
+            rater_b=self.names[j],
+            percent_agreement=self.estimate(agreement),
+            **self.kappa("cohen_kappa", f"cohen_kappa_unweighted{suffix}", a_winners, b_winners, "unweighted", None),
+            **self._optional(i, j),
+        )
+
+    def _optional(self, i: int, j: int) -> dict[str, Estimate | None]:
+        """Return the weighted kappas and Spearman's rho (beyond the nominal level) and the percent agreement
+        without ties (signed scores) of a pair; None where they do not apply."""
+        a, b = self.array[:, i], self.array[:, j]
+        optional: dict[str, Estimate | None] = dict.fromkeys(
+            ("cohen_kappa_linear", "cohen_kappa_quadratic", "percent_agreement_without_ties", "spearman")
+        )
+        if self.level != "nominal":
+            for weights in ("linear", "quadratic"):
+                name = f"cohen_kappa_{weights}"
+                optional.update(self.kappa(name, name, a, b, weights, self.declared))
+            optional["spearman"] = self.estimate(_spearman_statistic(a, b, "spearman", (self.names[i], self.names[j])))
+        if self.signed:
+            name = "percent_agreement_without_ties_winner"
+            statistic = _percent_statistic(self.winners[:, i], self.winners[:, j], True, name)
+            optional["percent_agreement_without_ties"] = self.estimate(statistic)
+        return optional

@@ -206,6 +206,19 @@ def _content_units(
         name = min((own[i], own[j], result, records[i], records[j]), (own[j], own[i], backward, records[j], records[i]))
         classes.setdefault((i, j), {}).setdefault((first, second, name), []).append((abs(margin), count, index))
     listed = list(kinds.values())
+    grouped = _copies(classes, listed, schedule)
+    units, unit_verdicts, keys = [], [], []
+    for identity in sorted(grouped):
+        played, r, name = identity
+        units.append(tuple(listed[index][1] for index in grouped[identity]))
+        unit_verdicts.append(tuple(listed[index][2] for index in grouped[identity]))
+        keys.append((int(_digest(f"{played}|{r}"), 16), int(_digest(f"{name[:3]}"), 16), int(_digest(f"{name}"), 16)))
+    return units, unit_verdicts, keys
+
+
+def _copies(classes: dict, listed: list[tuple[int, Step, Verdict]], schedule: list) -> dict[tuple, list[int]]:
+    """Give each verdict of each pair's classes its copy indices (``_content_units``); return the verdicts' indices
+    in ``listed`` by unit identity (schedule colours of the pair, copy index, class name)."""
     grouped: dict[tuple[tuple[str, str], int, tuple[str, str, float, str, str]], list[int]] = {}
     for (i, j), pair_classes in classes.items():
         played = (min(schedule[i], schedule[j]), max(schedule[i], schedule[j]))
@@ -226,13 +239,7 @@ def _content_units(
                     for copy in range(r, r + count):
                         grouped.setdefault((played, copy, name), []).append(index)
                 r += max(count for _size, count, _index in tied)
-    units, unit_verdicts, keys = [], [], []
-    for identity in sorted(grouped):
-        played, r, name = identity
-        units.append(tuple(listed[index][1] for index in grouped[identity]))
-        unit_verdicts.append(tuple(listed[index][2] for index in grouped[identity]))
-        keys.append((int(_digest(f"{played}|{r}"), 16), int(_digest(f"{name[:3]}"), 16), int(_digest(f"{name}"), 16)))
-    return units, unit_verdicts, keys
+    return grouped
 
 
 def _prepare(
@@ -438,15 +445,7 @@ def rate_verdicts(
         raise ValueError("n_passes must be at least 1")
     name = margin_mapping if isinstance(margin_mapping, str) else getattr(margin_mapping, "__name__", "custom")
     prepared = _prepare(verdicts, models, margin_mapping, max_margin)
-    n_models = len(prepared.models)
-    pass_mu = np.empty((n_passes, n_models))
-    pass_var = np.empty((n_passes, n_models))
-    for p, order in enumerate(_pass_keys(prepared.unit_keys, n_passes, seed)):
-        mu = [environment.mu] * n_models
-        var = [environment.sigma**2] * n_models
-        _rate_units(prepared.units, order, mu, var, environment)
-        pass_mu[p] = mu
-        pass_var[p] = var
+    pass_mu, pass_var = _passes(prepared, environment, n_passes, seed)
     mean_mu = pass_mu.mean(axis=0)
     order_var = pass_mu.var(axis=0)
     sigma = np.sqrt(pass_var.mean(axis=0) + order_var)
@@ -455,9 +454,6 @@ def rate_verdicts(
     ratings = []
     for i, model in enumerate(prepared.models):
         m, s = float(mean_mu[i]), float(sigma[i])
-        low, high = scale.apply(m - 1.96 * s), scale.apply(m + 1.96 * s)
-        if low is not None and high is not None and low > high:
-            low, high = high, low
         ratings.append(
             ModelRating(
                 model=model,
@@ -465,8 +461,7 @@ def rate_verdicts(
                 sigma=s,
                 conservative=m - conservative_k * s,
                 display=scale.apply(m),
-                display_low=low,
-                display_high=high,
+                **_display_interval(scale, m, s),
                 n_verdicts=prepared.n_verdicts[i],
                 order_sd=float(math.sqrt(order_var[i])),
                 pass_sigma=float(np.sqrt(pass_var[:, i]).mean()),
@@ -485,3 +480,27 @@ def rate_verdicts(
         display_scale=scale,
         order_sd_max=max((rating.order_sd for rating in ratings), default=0.0),
     )
+
+
+def _passes(
+    prepared: _Prepared, environment: TrueSkillEnvironment, n_passes: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rate the prepared units in each pass's seeded order from the prior; return every pass's mu and variance."""
+    n_models = len(prepared.models)
+    pass_mu = np.empty((n_passes, n_models))
+    pass_var = np.empty((n_passes, n_models))
+    for p, order in enumerate(_pass_keys(prepared.unit_keys, n_passes, seed)):
+        mu = [environment.mu] * n_models
+        var = [environment.sigma**2] * n_models
+        _rate_units(prepared.units, order, mu, var, environment)
+        pass_mu[p] = mu
+        pass_var[p] = var
+    return pass_mu, pass_var
+
+
+def _display_interval(scale: DisplayScale, mu: float, sigma: float) -> dict[str, float | None]:
+    """Return ``mu ± 1.96 sigma`` on the display scale, low end first."""
+    low, high = scale.apply(mu - 1.96 * sigma), scale.apply(mu + 1.96 * sigma)
+    if low is not None and high is not None and low > high:
+        low, high = high, low
+    return {"display_low": low, "display_high": high}

@@ -6,6 +6,7 @@ import json
 from django.core.cache import cache
 from django.utils.translation import get_language
 
+from annotation.items.models import Dimension
 from core.csvsafe import csv_text
 from core.figures import svg_data_uri
 from core.latex import latex_escape
@@ -139,8 +140,6 @@ def report_files(
 
 def dimension_names(run: EvaluationRun, report: dict) -> dict[str, str]:
     """Return the name of each dimension of the report in the active language, by code (one query)."""
-    from annotation.items.models import Dimension
-
     codes = {r["dimension"] for r in report.get("objective", {}).get("accuracy", [])} | {
         r["dimension"] for r in report.get("subjective", {}).get("ratings", [])
     }

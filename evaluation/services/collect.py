@@ -10,9 +10,11 @@ from calibration import prompts as judge_prompts
 from evaluation import prompts
 from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, OpenResponse, PairVerdict
 from evaluation.services.common import EVALUATION_PURPOSE
+from evaluation.services.judging import jury_verdicts_collect
 from evaluation.services.runs import advance_locked
 from llm import collectors
 from llm.models import Run, RunItem
+from llm.parsers import ParseError, parse_mcq_letter
 
 
 @collectors.register(EVALUATION_PURPOSE)
@@ -47,8 +49,6 @@ def evaluation_llm_run_collect(*, llm_run: Run, user: AbstractBaseUser | None = 
 
 
 def _letter_of(text: str) -> str | None:
-    from llm.parsers import ParseError, parse_mcq_letter
-
     try:
         return parse_mcq_letter(text, {})["letter"]
     except ParseError:
@@ -155,8 +155,6 @@ def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
 
 def _collect_verdicts(run: EvaluationRun, link: EvaluationLLMRun) -> None:
     if run.judge is not None and run.judge.is_jury:
-        from evaluation.services.judging import jury_verdicts_collect
-
         return jury_verdicts_collect(run, link)
     models = {m.pk: m for m in run.models.all()}
     items = {e.item_id: e.item for e in release_entries(run.release)}

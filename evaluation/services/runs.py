@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 
 from annotation.releases.models import Release
 from annotation.releases.selectors import release_entries
+from calibration.juries import jury_members
 from calibration.models import CombineRule, Judge, JudgeSelection
 from calibration.services import primary_judge
 from evaluation import prompts
@@ -223,8 +224,6 @@ def evaluation_estimate(*, run: EvaluationRun) -> dict:
     judge_calls = open_items * n_models * (n_models - 1) if run.judge_id else 0
     judge_cost = judge_cost_batch = Decimal("0")
     if judge_calls:
-        from calibration.juries import jury_members
-
         # A jury asks each of its members, so it costs the sum of theirs.
         for endpoint in (member.endpoint for member in jury_members(run.judge)):
             typical = {"messages": [{"content": "x" * 6000}], "max_tokens": 600}
@@ -382,6 +381,7 @@ def figures_draw(*, run_id: int) -> None:
 
     The page draws any that are missing itself, so a failure here costs the first reader the wait, nothing else.
     """
+    # deferred: evaluation.report.files loads matplotlib, which only drawing needs (no process loads it at start)
     from evaluation.report.files import run_figures
 
     run = EvaluationRun.objects.filter(pk=run_id, report__isnull=False).first()
@@ -408,6 +408,7 @@ def evaluation_report_compute(*, run: EvaluationRun) -> dict:
 
 
 def _report_store(run: EvaluationRun) -> dict:
+    # deferred: evaluation.report loads the figures' matplotlib too (through its files), only where reports are built
     from evaluation.report import build_report, report_digest
 
     report = build_report(run)

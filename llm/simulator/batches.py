@@ -35,37 +35,47 @@ class BatchAPI:
     def batch_api(self, method: str, path: str, query: dict, headers: dict, body: bytes) -> Reply:
         """Serve the Files and Batches endpoints (a path under ``/v1``)."""
         parts = [p for p in path.split("/") if p][1:]  # drop the "v1"
+        reply = None
+        if parts[:1] == ["files"]:
+            reply = self._files_route(method, parts, headers, body)
+        elif parts[:1] == ["batches"]:
+            reply = self._batches_route(method, parts, query, body)
+        return reply or error_reply(404, f"Unknown path {path}.", "invalid_request_error")
+
+    def _files_route(self, method: str, parts: list[str], headers: dict, body: bytes) -> Reply | None:
+        """Serve ``/v1/files`` and a file's card and content; None for a route it does not know."""
         if parts == ["files"] and method == "POST":
             return self._file_create(headers, body)
         if parts == ["files"] and method == "GET":
             cards = [self._file_card(file_id) for file_id in sorted(self.files, reverse=True)[:100]]
             return json_reply(200, {"object": "list", "data": cards, "has_more": len(self.files) > 100})
-        if len(parts) in (2, 3) and parts[0] == "files" and method == "GET":
+        if len(parts) in (2, 3) and method == "GET":
             stored = self.files.get(parts[1])
             if stored is None:
                 return error_reply(404, f"No such File object: {parts[1]}", "invalid_request_error")
             if len(parts) == 3 and parts[2] == "content":
                 return Reply(200, stored["content"], content_type="application/octet-stream")
             return json_reply(200, self._file_card(parts[1]))
+        return None
+
+    def _batches_route(self, method: str, parts: list[str], query: dict, body: bytes) -> Reply | None:
+        """Serve ``/v1/batches``, a batch's card and its cancellation; None for a route it does not know."""
         if parts == ["batches"] and method == "POST":
             return self._batch_create(body)
         if parts == ["batches"] and method == "GET":
             return self._batch_list(query)
-        if len(parts) == 2 and parts[0] == "batches" and method == "GET":
-            batch = self.batches.get(parts[1])
-            if batch is None:
-                return error_reply(404, f"No such batch: {parts[1]}", "invalid_request_error")
+        cancel = len(parts) == 3 and parts[2] == "cancel" and method == "POST"
+        if not (len(parts) == 2 and method == "GET") and not cancel:
+            return None
+        batch = self.batches.get(parts[1])
+        if batch is None:
+            return error_reply(404, f"No such batch: {parts[1]}", "invalid_request_error")
+        if cancel and batch["status"] == "in_progress":
+            batch["status"] = "cancelled"
+            batch["cancelled_at"] = int(time.time())
+        elif not cancel:
             self._batch_advance(batch)
-            return json_reply(200, self._batch_card(batch))
-        if len(parts) == 3 and parts[0] == "batches" and parts[2] == "cancel" and method == "POST":
-            batch = self.batches.get(parts[1])
-            if batch is None:
-                return error_reply(404, f"No such batch: {parts[1]}", "invalid_request_error")
-            if batch["status"] == "in_progress":
-                batch["status"] = "cancelled"
-                batch["cancelled_at"] = int(time.time())
-            return json_reply(200, self._batch_card(batch))
-        return error_reply(404, f"Unknown path {path}.", "invalid_request_error")
+        return json_reply(200, self._batch_card(batch))
 
     def _file_store(self, content: bytes, purpose: str, filename: str) -> str:
         file_id = f"file-sim-{len(self.files) + 1:06d}-{hashlib.sha256(content).hexdigest()[:8]}"
@@ -194,8 +204,10 @@ class BatchAPI:
                         "id": request_id,
                         "custom_id": custom_id,
                         "response": None,
-                        "error": {"code": "batch_expired", "message": "This request could not be executed before "
-                                  "the completion window expired."},
+                        "error": {
+                            "code": "batch_expired",
+                            "message": "This request could not be executed before the completion window expired.",
+                        },
                     }
                 )
                 continue

@@ -158,64 +158,32 @@ class ChunkStore(OutcomeStore):
             return self._prepare(*claimed, now=now)
 
     def _prepare(self, chunk_id: int, token: int, *, now: object) -> tuple[Lease, list[CallSpec]]:
-        items = list(
-            RunItem.objects.filter(chunk_id=chunk_id, status=RunItem.Status.PENDING).values(
-                "pk", "request_hash", "hints", "call_id"
-            )
-        )
+        """Serve the claimed chunk's items from the cache where a call has its reply, and return the lease with the
+        requests left to send (one per distinct request)."""
         by_hash: dict[str, list[dict]] = {}
-        for item in items:
+        for item in RunItem.objects.filter(chunk_id=chunk_id, status=RunItem.Status.PENDING).values(
+            "pk", "request_hash", "hints", "call_id"
+        ):
             by_hash.setdefault(item["request_hash"], []).append(item)
-        calls = {c["request_hash"]: c for c in self._calls(list(by_hash))}
-        missing = [h for h in by_hash if h not in calls]
-        if missing:
-            fresh = Run.objects.values_list("fresh", flat=True).get(pk=self.run_id)
-            requests = dict(
-                RunItem.objects.filter(chunk_id=chunk_id, request_hash__in=missing).values_list(
-                    "request_hash", "request"
-                )
-            )
-            LLMCall.objects.bulk_create(
-                [LLMCall(endpoint=self.endpoint, request_hash=h, request=requests[h], fresh=fresh) for h in missing],
-                ignore_conflicts=True,
-            )
-            calls.update({c["request_hash"]: c for c in self._calls(missing)})
+        calls = self._calls_of(chunk_id, list(by_hash))
         lease = Lease(chunk_id=chunk_id, token=token, pending=0)
         specs: list[CallSpec] = []
         updates: list[dict] = []
         n_cached = n_failed = 0
         for digest, group in by_hash.items():
             call = calls[digest]
-            self.calls[call["pk"]] = CallState(
-                call_id=call["pk"],
-                sends=call["sends"],
-                retries=call["retries"],
-                input_tokens=call["input_tokens"],
-                output_tokens=call["output_tokens"],
-                cost=call["cost"],
-                attempts=list(call["attempts"] or []),
-            )
+            self.calls[call["pk"]] = _call_state(call)
             item_ids = [item["pk"] for item in group]
             parse_retries = self.max_parse_retries
             if call["status"] == LLMCall.Status.SUCCEEDED:
                 result, problem = parse_cached(self.parser, call["response_text"], call["response_json"])
                 if not problem or parse_retries == 0:
-                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
-                    updates += [
-                        {"pk": i, "call": call["pk"], "status": status, "cached": not problem, "result": result}
-                        | {"error": problem, "finished_at": now}
-                        for i in item_ids
-                    ]
+                    updates += _finished_rows(call, item_ids, result, problem, now)
                     n_failed += len(item_ids) if problem else 0
                     n_cached += 0 if problem else len(item_ids)
                     continue
                 parse_retries -= 1
-            updates += [
-                {"pk": item["pk"], "call": call["pk"], "status": RunItem.Status.PENDING, "cached": False}
-                | {"result": None, "error": "", "finished_at": None}
-                for item in group
-                if item["call_id"] != call["pk"]
-            ]
+            updates += _pending_rows(call, group)
             lease.items_by_call[call["pk"]] = item_ids
             lease.pending += 1
             specs.append(
@@ -230,6 +198,30 @@ class ChunkStore(OutcomeStore):
                 )
             )
         update_rows(RunItem, updates, ["call", "status", "cached", "result", "error", "finished_at"])
+        self._prepared(lease, specs, n_cached=n_cached, n_failed=n_failed, now=now)
+        return lease, specs
+
+    def _calls_of(self, chunk_id: int, hashes: list[str]) -> dict[str, dict]:
+        """Return the endpoint's calls for the chunk's requests by hash, creating those it has none for yet."""
+        calls = {c["request_hash"]: c for c in self._calls(hashes)}
+        missing = [h for h in hashes if h not in calls]
+        if missing:
+            fresh = Run.objects.values_list("fresh", flat=True).get(pk=self.run_id)
+            requests = dict(
+                RunItem.objects.filter(chunk_id=chunk_id, request_hash__in=missing).values_list(
+                    "request_hash", "request"
+                )
+            )
+            LLMCall.objects.bulk_create(
+                [LLMCall(endpoint=self.endpoint, request_hash=h, request=requests[h], fresh=fresh) for h in missing],
+                ignore_conflicts=True,
+            )
+            calls.update({c["request_hash"]: c for c in self._calls(missing)})
+        return calls
+
+    def _prepared(self, lease: Lease, specs: list[CallSpec], *, n_cached: int, n_failed: int, now: object) -> None:
+        """Count the items served from the cache on the run; finish the chunk if nothing is left to send, else
+        hold its lease (and, in batch mode, find the batches its requests are in)."""
         if n_cached or n_failed:
             Run.objects.filter(pk=self.run_id).update(
                 done=F("done") + n_cached,
@@ -238,12 +230,11 @@ class ChunkStore(OutcomeStore):
                 heartbeat_at=now,
             )
         if lease.pending == 0:
-            self._finish_chunk(chunk_id, now)
+            self._finish_chunk(lease.chunk_id, now)
         else:
-            self.leases[chunk_id] = lease
+            self.leases[lease.chunk_id] = lease
             if self.batch_mode:
                 self._plan_batches(lease, specs)
-        return lease, specs
 
     def _plan_batches(self, lease: Lease, specs: list[CallSpec]) -> None:
         """Give each request to the latest open batch of its chunk that holds it; the rest need a batch (or live)."""
@@ -487,3 +478,37 @@ class ChunkStore(OutcomeStore):
         waiting = open_chunks.filter(status=RunChunk.Status.PENDING, poll_after__gt=now)
         polls = list(waiting.values_list("poll_after", flat=True))
         return status, unfinished, len(polls), min(polls, default=now)
+
+
+def _call_state(call: dict) -> CallState:
+    """Return the worker's bookkeeping of a call from its stored row."""
+    return CallState(
+        call_id=call["pk"],
+        sends=call["sends"],
+        retries=call["retries"],
+        input_tokens=call["input_tokens"],
+        output_tokens=call["output_tokens"],
+        cost=call["cost"],
+        attempts=list(call["attempts"] or []),
+    )
+
+
+def _finished_rows(call: dict, item_ids: list[int], result: object, problem: str, now: object) -> list[dict]:
+    """Return the rows of items answered from the call's stored reply: done (cached), or failed when it does not
+    parse."""
+    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
+    return [
+        {"pk": i, "call": call["pk"], "status": status, "cached": not problem, "result": result}
+        | {"error": problem, "finished_at": now}
+        for i in item_ids
+    ]
+
+
+def _pending_rows(call: dict, group: list[dict]) -> list[dict]:
+    """Return the rows that point the items still to send at their call (those that pointed elsewhere)."""
+    return [
+        {"pk": item["pk"], "call": call["pk"], "status": RunItem.Status.PENDING, "cached": False}
+        | {"result": None, "error": "", "finished_at": None}
+        for item in group
+        if item["call_id"] != call["pk"]
+    ]

@@ -6,7 +6,7 @@ write is fenced by the lease the chunk was claimed with: a worker whose lease wa
 
 import dataclasses
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db import transaction
@@ -36,6 +36,57 @@ def same_refusals(held: list[CallOutcome]) -> list[CallOutcome]:
         by_message.setdefault(outcome.error, []).append(outcome)
     group = max(by_message.values(), key=len, default=[])
     return group if len(group) >= SAME_REFUSALS else []
+
+
+def _is_refusal(outcome: CallOutcome) -> bool:
+    """Whether the provider refused the request (400) without a reply."""
+    return outcome.error_kind == "bad_request" and not outcome.received
+
+
+@dataclasses.dataclass
+class _Tally:
+    """What one flush stores: the rows of calls and items, the run's counts, reservations given back by chunk, the
+    error of an endpoint found broken and the chunks with nothing pending any more."""
+
+    calls: list[dict] = dataclasses.field(default_factory=list)
+    items: list[dict] = dataclasses.field(default_factory=list)
+    done: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    spent: Decimal = Decimal("0")
+    released: dict[int, Decimal] = dataclasses.field(default_factory=dict)
+    broken: str = ""
+    finished_chunks: list[int] = dataclasses.field(default_factory=list)
+
+    def add_items(self, outcome: CallOutcome, item_ids: list[int], cost: Decimal, now: datetime) -> None:
+        """Add the rows of the items a call answered: done with its result, or failed with its error; the call's
+        cost goes to its first item."""
+        if outcome.received and outcome.parsed is not False:
+            result, problem = json_safe(outcome.result)
+        else:
+            result, problem = None, outcome.error or "failed"
+        if item_ids:
+            self.input_tokens += outcome.input_tokens
+            self.output_tokens += outcome.output_tokens
+        for index, item_id in enumerate(item_ids):
+            item_cost = cost if index == 0 else Decimal("0")
+            self.spent += item_cost
+            if problem:
+                self.failed += 1
+            else:
+                self.done += 1
+            status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
+            self.items.append(
+                {
+                    "pk": item_id,
+                    "status": status,
+                    "result": result,
+                    "error": problem,
+                    "cost": item_cost,
+                    "finished_at": now,
+                }
+            )
 
 
 class OutcomeStore:
@@ -73,7 +124,7 @@ class OutcomeStore:
 
         ``settle`` (nothing is in flight any more) stores what is held. Returns the outcomes to store now.
         """
-        refused = [o for o in outcomes if o.error_kind == "bad_request" and not o.received]
+        refused = [o for o in outcomes if _is_refusal(o)]
         for outcome in refused:
             if self.refusal_blamed and outcome.error == self.refusal_blamed:
                 self._blame_endpoint(outcome, SAME_REFUSALS)
@@ -85,8 +136,13 @@ class OutcomeStore:
         if answered:
             outcomes, self.held = [*self.held, *outcomes], []
             return outcomes
+        return self._hold(refused, outcomes, settle=settle)
+
+    def _hold(self, refused: list[CallOutcome], outcomes: list[CallOutcome], *, settle: bool) -> list[CallOutcome]:
+        """Hold back the refusals while nothing is answered; blame the endpoint once enough agree (then, or when
+        ``settle``, store everything held). Returns the outcomes to store now."""
         self.held = [*self.held, *refused]
-        outcomes = [o for o in outcomes if not (o.error_kind == "bad_request" and not o.received)]
+        outcomes = [o for o in outcomes if not _is_refusal(o)]
         group = same_refusals(self.held)
         if group:
             self.refusal_blamed = group[0].error
@@ -144,100 +200,20 @@ class OutcomeStore:
     def _flush(self, outcomes: list[CallOutcome], finished_batches: tuple = (), parking: tuple = ()) -> FlushResult:
         with transaction.atomic():
             now = timezone.now()
-            expires = now + timedelta(seconds=self.lease_seconds)
-            for chunk_id, lease in list(self.leases.items()):
-                renewed = RunChunk.objects.filter(
-                    pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=lease.token
-                ).update(lease_expires_at=expires)
-                if not renewed:
-                    logger.warning(
-                        "Run %s: lease on chunk %s was taken over; dropping its results", self.run_id, chunk_id
-                    )
-                    self.lost.add(chunk_id)
-                    del self.leases[chunk_id]
+            self._leases_renew(now)
             stored = self._stored_already(outcomes) if self.verify_next_flush else set()
-            calls: list[dict] = []
-            items: list[dict] = []
-            done = failed = input_tokens = output_tokens = 0
-            spent = Decimal("0")
-            released: dict[int, Decimal] = {}
-            broken = ""
-            finished_chunks = []
+            tally = _Tally()
             for outcome in outcomes:
-                chunk_id, call_id = outcome.spec.ident
-                lease = self.leases.get(chunk_id)
-                if lease is None:
-                    continue
-                state = self.calls[call_id]
-                cost = outcome_cost(outcome, self.endpoint)
-                values = merge_outcome(state, outcome, cost)
-                item_ids = lease.items_by_call.pop(call_id, [])
-                lease.pending -= 1
-                if lease.pending == 0:
-                    finished_chunks.append(chunk_id)
-                if outcome.received:
-                    self.succeeded_here += 1
-                if call_id in stored:
-                    # The unseen commit stored it, and gave its reservation back.
-                    continue
-                if outcome.spec.ident in self.reservations:
-                    released[chunk_id] = released.get(chunk_id, Decimal("0")) + self.reservations[outcome.spec.ident]
-                calls.append({"pk": call_id, **values})
-                if self._endpoint_broken(outcome):
-                    # The items stay pending: once the endpoint is fixed, resuming the run sends them again.
-                    broken = broken or outcome.error
-                    lease.items_left_pending = True
-                    continue
-                if outcome.received and outcome.parsed is not False:
-                    result, problem = json_safe(outcome.result)
-                else:
-                    result, problem = None, outcome.error or "failed"
-                if item_ids:
-                    input_tokens += outcome.input_tokens
-                    output_tokens += outcome.output_tokens
-                for index, item_id in enumerate(item_ids):
-                    item_cost = cost if index == 0 else Decimal("0")
-                    spent += item_cost
-                    status = RunItem.Status.FAILED if problem else RunItem.Status.DONE
-                    if problem:
-                        failed += 1
-                    else:
-                        done += 1
-                    items.append(
-                        {
-                            "pk": item_id,
-                            "status": status,
-                            "result": result,
-                            "error": problem,
-                            "cost": item_cost,
-                            "finished_at": now,
-                        }
-                    )
+                self._tally_outcome(tally, outcome, stored, now)
             self._check_usage(outcomes)
-            update_rows(LLMCall, calls, CALL_OUTCOME_FIELDS)
-            update_rows(RunItem, items, ["status", "result", "error", "cost", "finished_at"])
-            for chunk_id, amount in released.items():
-                RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") - amount)
-            Run.objects.filter(pk=self.run_id).update(
-                done=F("done") + done,
-                failed=F("failed") + failed,
-                spent=F("spent") + spent,
-                reserved=F("reserved") - sum(released.values(), Decimal("0")),
-                input_tokens=F("input_tokens") + input_tokens,
-                output_tokens=F("output_tokens") + output_tokens,
-                heartbeat_at=now,
-            )
-            if spent or released:
-                self._pool_update(
-                    spent=F("spent") + spent, reserved=F("reserved") - sum(released.values(), Decimal("0"))
-                )
+            self._tally_store(tally, now)
             # A batch is marked finished in the transaction that stores its results, and only by its chunk's holder.
             mine = [(pk, status) for pk, chunk_id, status in finished_batches if chunk_id in self.leases]
             if mine:
                 self._batches_close(mine, now=now)
-            if broken:
-                run_transition(run_id=self.run_id, to=Run.Status.FAILED, error=broken, finished_at=now)
-            for chunk_id in finished_chunks:
+            if tally.broken:
+                run_transition(run_id=self.run_id, to=Run.Status.FAILED, error=tally.broken, finished_at=now)
+            for chunk_id in tally.finished_chunks:
                 if not self.leases[chunk_id].items_left_pending:
                     del self.leases[chunk_id]
                     self._finish_chunk(chunk_id, now)
@@ -248,6 +224,65 @@ class OutcomeStore:
             )
             self.budgeted = budget is not None or pool_budget is not None
             return FlushResult(status=status, lost=set(self.lost))
+
+    def _leases_renew(self, now: datetime) -> None:
+        """Renew this worker's leases; a lease taken over is dropped, with its chunk's results, as lost."""
+        expires = now + timedelta(seconds=self.lease_seconds)
+        for chunk_id, lease in list(self.leases.items()):
+            renewed = RunChunk.objects.filter(
+                pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=lease.token
+            ).update(lease_expires_at=expires)
+            if not renewed:
+                logger.warning("Run %s: lease on chunk %s was taken over; dropping its results", self.run_id, chunk_id)
+                self.lost.add(chunk_id)
+                del self.leases[chunk_id]
+
+    def _tally_outcome(self, tally: "_Tally", outcome: CallOutcome, stored: set[int], now: datetime) -> None:
+        """Add an outcome to the flush: its call's row, its items' rows, the reservation it gives back."""
+        chunk_id, call_id = outcome.spec.ident
+        lease = self.leases.get(chunk_id)
+        if lease is None:
+            return
+        cost = outcome_cost(outcome, self.endpoint)
+        values = merge_outcome(self.calls[call_id], outcome, cost)
+        item_ids = lease.items_by_call.pop(call_id, [])
+        lease.pending -= 1
+        if lease.pending == 0:
+            tally.finished_chunks.append(chunk_id)
+        if outcome.received:
+            self.succeeded_here += 1
+        if call_id in stored:
+            # The unseen commit stored it, and gave its reservation back.
+            return
+        if outcome.spec.ident in self.reservations:
+            released = tally.released.get(chunk_id, Decimal("0"))
+            tally.released[chunk_id] = released + self.reservations[outcome.spec.ident]
+        tally.calls.append({"pk": call_id, **values})
+        if self._endpoint_broken(outcome):
+            # The items stay pending: once the endpoint is fixed, resuming the run sends them again.
+            tally.broken = tally.broken or outcome.error
+            lease.items_left_pending = True
+            return
+        tally.add_items(outcome, item_ids, cost, now)
+
+    def _tally_store(self, tally: "_Tally", now: datetime) -> None:
+        """Store the flush's calls and items, and add its counts and spending to the run, its chunks and its pool."""
+        update_rows(LLMCall, tally.calls, CALL_OUTCOME_FIELDS)
+        update_rows(RunItem, tally.items, ["status", "result", "error", "cost", "finished_at"])
+        for chunk_id, amount in tally.released.items():
+            RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") - amount)
+        released = sum(tally.released.values(), Decimal("0"))
+        Run.objects.filter(pk=self.run_id).update(
+            done=F("done") + tally.done,
+            failed=F("failed") + tally.failed,
+            spent=F("spent") + tally.spent,
+            reserved=F("reserved") - released,
+            input_tokens=F("input_tokens") + tally.input_tokens,
+            output_tokens=F("output_tokens") + tally.output_tokens,
+            heartbeat_at=now,
+        )
+        if tally.spent or tally.released:
+            self._pool_update(spent=F("spent") + tally.spent, reserved=F("reserved") - released)
 
     def _check_usage(self, outcomes: list[CallOutcome]) -> None:
         """Warn on the run, once, when the provider's usage counts cannot be what it bills: 0 prompt tokens, or the

@@ -33,6 +33,7 @@ the reason "budget".
 """
 
 import asyncio
+import dataclasses
 import functools
 import logging
 import signal
@@ -250,126 +251,91 @@ class RunWorker(ChunkStore):
         return await asyncio.get_running_loop().run_in_executor(self.db_thread, step)
 
     async def main(self) -> None:
-        inflight: set[asyncio.Task] = set()
-        by_chunk: dict[int, set[asyncio.Task]] = {}
-        parked: set[int] = set()
-        buffer: list[CallOutcome] = []
-        finished_batches: list[tuple[int, int, str]] = []
-        target = max(2 * self.config.max_concurrency, 8)
-        stopping = cancelling = provider_cancelled = False
-        more_chunks = True
-        last_flush = time.monotonic()
-        heartbeat_every = max(self.lease_seconds / 3, 0.2)
-        next_state_check = 0.0
+        """Claim chunks, send their requests and store what comes back until the run stops or nothing is left."""
         loop = asyncio.get_running_loop()
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(signum, self._request_stop, signum, self.previous_handlers.get(signum))
         async with Executor(self.config, gate=self.gate) as executor:
-
-            def spawn(coroutine: object, chunk_id: int) -> None:
-                task = asyncio.create_task(coroutine)
-                inflight.add(task)
-                by_chunk.setdefault(chunk_id, set()).add(task)
-                task.add_done_callback(functools.partial(collect, chunk_id=chunk_id))
-
-            def collect(task: asyncio.Task, *, chunk_id: int) -> None:
-                inflight.discard(task)
-                by_chunk.get(chunk_id, set()).discard(task)
-                if task.cancelled():
-                    return
-                result = task.result()
-                if isinstance(result, CallOutcome):
-                    buffer.append(result)
-                    if result.endpoint_broken and not self.batch_mode:
-                        # The run fails with this error: send nothing more (the others' items stay pending).
-                        for other in list(inflight):
-                            other.cancel()
-                elif isinstance(result, BatchTaskResult):
-                    buffer.extend(result.outcomes)
-                    if result.finished:
-                        finished_batches.append(result.finished)
-                    if result.parked:
-                        parked.add(chunk_id)
-                    if result.retry and not self.stopping:
-                        live = self.batch_fallback == Run.Mode.LIVE or result.attempt >= MAX_BATCH_ATTEMPTS
-                        if live:
-                            for spec in result.retry:
-                                spawn(self._send_live(executor, result.lease, spec), chunk_id)
-                        else:
-                            spawn(self._batch_new(executor, result.lease, result.retry, result.attempt + 1), chunk_id)
-
-            def start(lease: Lease, specs: list[CallSpec]) -> None:
-                chunk_id = lease.chunk_id
-                if not self.batch_mode:
-                    for spec in specs:
-                        spawn(self._send_live(executor, lease, spec), chunk_id)
-                    return
-                for row, group in lease.open_batches:
-                    spawn(self._batch_follow(executor, lease, row, group), chunk_id)
-                if lease.unbatched:
-                    if lease.batched_before and self.batch_fallback == Run.Mode.LIVE:
-                        for spec in lease.unbatched:
-                            spawn(self._send_live(executor, lease, spec), chunk_id)
-                    else:
-                        spawn(self._batch_new(executor, lease, lease.unbatched, lease.next_attempt), chunk_id)
-
+            flight = _Flight(self, executor)
             while True:
                 await self.gate.maintain()
-                if (self.stop_requested or self.stopping) and not stopping:
-                    stopping = True
-                self.stopping = stopping
-                while not stopping and more_chunks and len(inflight) < target:
-                    claimed = await self._db(self.claim)
-                    if claimed is None:
-                        more_chunks = False
-                        break
-                    start(*claimed)
+                if self.stop_requested or self.stopping:
+                    flight.stopping = True
+                self.stopping = flight.stopping
+                await self._claim_more(flight)
                 now = time.monotonic()
-                due = buffer and (now - last_flush >= self.flush_seconds or not inflight or len(buffer) >= 500)
-                # An endpoint error stops the run: stored at once, so that requests in flight are cancelled.
-                due = (
-                    due or ((finished_batches or self.held) and not inflight) or any(o.endpoint_broken for o in buffer)
-                )
-                # Chunks whose batches are all under way at the provider, with nothing else in flight: given back.
-                parking = tuple(chunk_id for chunk_id in parked if not by_chunk.get(chunk_id))
-                if due or parking or (self.leases and now - last_flush >= heartbeat_every):
-                    batch, buffer[:] = list(buffer), []
-                    finished, finished_batches[:] = tuple(finished_batches), []
-                    parked.difference_update(parking)
-                    result = await self._db(self.flush, batch, finished, not inflight, parking)
-                    last_flush = time.monotonic()
-                    if result.status != Run.Status.RUNNING:
-                        stopping = self.stopping = True
-                        cancelling = result.status in (Run.Status.CANCELLED, Run.Status.FAILED)
-                    if cancelling:
-                        for task in list(inflight):
-                            task.cancel()
-                        if self.batch_mode and not provider_cancelled:
-                            provider_cancelled = True
-                            await self._batches_cancel(executor)
+                if self._flush_due(flight, now):
+                    await self._flush_flight(flight)
                     continue
-                if not inflight and not buffer and not finished_batches and not self.held:
-                    if stopping:
+                if flight.idle:
+                    if flight.stopping or await self._idle_done(flight, now):
                         break
-                    if now < next_state_check:
-                        await asyncio.sleep(TICK_SECONDS)
-                        continue
-                    status, unfinished, waiting, poll_at = await self._db(self.state)
-                    if status != Run.Status.RUNNING or unfinished == 0:
-                        break
-                    if self.park and waiting == unfinished:
-                        # Every chunk left waits for its batch: a task queued for the next poll carries on.
-                        await self._db(self.poll_later, self.run_id, poll_at)
-                        break
-                    # Other workers hold the remaining chunks: wait, and take over any whose lease expires.
-                    more_chunks = True
-                    next_state_check = time.monotonic() + min(1.0, self.lease_seconds / 4)
                     continue
                 await asyncio.sleep(TICK_SECONDS)
-                if time.monotonic() >= next_state_check:
-                    more_chunks = True
-                    next_state_check = time.monotonic() + 0.5
+                if time.monotonic() >= flight.next_state_check:
+                    flight.more_chunks = True
+                    flight.next_state_check = time.monotonic() + 0.5
+
+    async def _claim_more(self, flight: "_Flight") -> None:
+        """Claim chunks and start their requests until enough are in flight or none is left to claim."""
+        target = max(2 * self.config.max_concurrency, 8)
+        while not flight.stopping and flight.more_chunks and len(flight.inflight) < target:
+            claimed = await self._db(self.claim)
+            if claimed is None:
+                flight.more_chunks = False
+                break
+            flight.start(*claimed)
+
+    def _flush_due(self, flight: "_Flight", now: float) -> bool:
+        """Whether to store now: outcomes waited long enough or are many, nothing else is in flight, an endpoint
+        error (stored at once, so that requests in flight are cancelled), chunks to give back, or a lease to renew."""
+        buffer = flight.buffer
+        due = buffer and (now - flight.last_flush >= self.flush_seconds or not flight.inflight or len(buffer) >= 500)
+        due = (
+            due
+            or ((flight.finished_batches or self.held) and not flight.inflight)
+            or any(o.endpoint_broken for o in buffer)
+        )
+        heartbeat_every = max(self.lease_seconds / 3, 0.2)
+        return bool(due or flight.parking() or (self.leases and now - flight.last_flush >= heartbeat_every))
+
+    async def _flush_flight(self, flight: "_Flight") -> None:
+        """Store what came back and renew the leases; stop (and cancel what is in flight) once the run stops."""
+        # Chunks whose batches are all under way at the provider, with nothing else in flight: given back.
+        parking = flight.parking()
+        batch, flight.buffer[:] = list(flight.buffer), []
+        finished, flight.finished_batches[:] = tuple(flight.finished_batches), []
+        flight.parked.difference_update(parking)
+        result = await self._db(self.flush, batch, finished, not flight.inflight, parking)
+        flight.last_flush = time.monotonic()
+        if result.status != Run.Status.RUNNING:
+            flight.stopping = self.stopping = True
+            flight.cancelling = result.status in (Run.Status.CANCELLED, Run.Status.FAILED)
+        if flight.cancelling:
+            for task in list(flight.inflight):
+                task.cancel()
+            if self.batch_mode and not flight.provider_cancelled:
+                flight.provider_cancelled = True
+                await self._batches_cancel(flight.executor)
+
+    async def _idle_done(self, flight: "_Flight", now: float) -> bool:
+        """With nothing in flight or to store: whether the work is over (the run stopped or finished, or every chunk
+        left waits for its batch); otherwise wait for chunks other workers hold, to take over any whose lease
+        expires."""
+        if now < flight.next_state_check:
+            await asyncio.sleep(TICK_SECONDS)
+            return False
+        status, unfinished, waiting, poll_at = await self._db(self.state)
+        if status != Run.Status.RUNNING or unfinished == 0:
+            return True
+        if self.park and waiting == unfinished:
+            # Every chunk left waits for its batch: a task queued for the next poll carries on.
+            await self._db(self.poll_later, self.run_id, poll_at)
+            return True
+        flight.more_chunks = True
+        flight.next_state_check = time.monotonic() + min(1.0, self.lease_seconds / 4)
+        return False
 
     def close(self) -> None:
         def close_connections() -> None:
@@ -378,6 +344,90 @@ class RunWorker(ChunkStore):
 
         self.db_thread.submit(close_connections).result()
         self.db_thread.shutdown(wait=True)
+
+
+@dataclasses.dataclass(eq=False)
+class _Flight:
+    """What one ``RunWorker.main`` has under way: the tasks in flight (by chunk), what they returned that is not
+    stored yet, and where its loop stands."""
+
+    worker: RunWorker
+    executor: Executor
+    inflight: set[asyncio.Task] = dataclasses.field(default_factory=set)
+    by_chunk: dict[int, set[asyncio.Task]] = dataclasses.field(default_factory=dict)
+    # Chunks whose batches are under way at the provider: given back once nothing else of theirs is in flight.
+    parked: set[int] = dataclasses.field(default_factory=set)
+    buffer: list[CallOutcome] = dataclasses.field(default_factory=list)
+    finished_batches: list[tuple[int, int, str]] = dataclasses.field(default_factory=list)
+    stopping: bool = False
+    cancelling: bool = False
+    provider_cancelled: bool = False
+    more_chunks: bool = True
+    last_flush: float = dataclasses.field(default_factory=time.monotonic)
+    next_state_check: float = 0.0
+
+    @property
+    def idle(self) -> bool:
+        """Whether nothing is in flight, waits to be stored or is held back."""
+        return not self.inflight and not self.buffer and not self.finished_batches and not self.worker.held
+
+    def parking(self) -> tuple[int, ...]:
+        """Return the parked chunks with nothing in flight any more."""
+        return tuple(chunk_id for chunk_id in self.parked if not self.by_chunk.get(chunk_id))
+
+    def spawn(self, coroutine: object, chunk_id: int) -> None:
+        task = asyncio.create_task(coroutine)
+        self.inflight.add(task)
+        self.by_chunk.setdefault(chunk_id, set()).add(task)
+        task.add_done_callback(functools.partial(self.collect, chunk_id=chunk_id))
+
+    def collect(self, task: asyncio.Task, *, chunk_id: int) -> None:
+        """Take what a finished task returned: an outcome, or a batch's outcomes and what to send again."""
+        self.inflight.discard(task)
+        self.by_chunk.get(chunk_id, set()).discard(task)
+        if task.cancelled():
+            return
+        result = task.result()
+        if isinstance(result, CallOutcome):
+            self.buffer.append(result)
+            if result.endpoint_broken and not self.worker.batch_mode:
+                # The run fails with this error: send nothing more (the others' items stay pending).
+                for other in list(self.inflight):
+                    other.cancel()
+        elif isinstance(result, BatchTaskResult):
+            self._collect_batch(result, chunk_id)
+
+    def _collect_batch(self, result: BatchTaskResult, chunk_id: int) -> None:
+        worker = self.worker
+        self.buffer.extend(result.outcomes)
+        if result.finished:
+            self.finished_batches.append(result.finished)
+        if result.parked:
+            self.parked.add(chunk_id)
+        if not result.retry or worker.stopping:
+            return
+        if worker.batch_fallback == Run.Mode.LIVE or result.attempt >= MAX_BATCH_ATTEMPTS:
+            for spec in result.retry:
+                self.spawn(worker._send_live(self.executor, result.lease, spec), chunk_id)
+        else:
+            self.spawn(worker._batch_new(self.executor, result.lease, result.retry, result.attempt + 1), chunk_id)
+
+    def start(self, lease: Lease, specs: list[CallSpec]) -> None:
+        """Start a claimed chunk: send its requests, or follow its open batches and batch the rest."""
+        worker, executor, chunk_id = self.worker, self.executor, lease.chunk_id
+        if not worker.batch_mode:
+            for spec in specs:
+                self.spawn(worker._send_live(executor, lease, spec), chunk_id)
+            return
+        for row, group in lease.open_batches:
+            self.spawn(worker._batch_follow(executor, lease, row, group), chunk_id)
+        if not lease.unbatched:
+            return
+        if lease.batched_before and worker.batch_fallback == Run.Mode.LIVE:
+            for spec in lease.unbatched:
+                self.spawn(worker._send_live(executor, lease, spec), chunk_id)
+        else:
+            self.spawn(worker._batch_new(executor, lease, lease.unbatched, lease.next_attempt), chunk_id)
 
 
 def run_work(
@@ -401,26 +451,9 @@ def run_work(
     """
     owner = owner or worker_identity()
     retry = functools.partial(database.retry_database, what=f"Run {run_id}")
-
-    def start() -> Run:
-        now = timezone.now()
-        started = Coalesce(F("started_at"), now)
-        run_transition(run_id=run_id, to=Run.Status.RUNNING, started_at=started, heartbeat_at=now)
-        return Run.objects.select_related("endpoint").get(pk=run_id)
-
-    run = retry(start)
-    if run.status in (Run.Status.CANCELLED, Run.Status.FAILED) and run.is_batch:
-        retry(lambda: _batches_clean_up(run, owner))
-    if run.status != Run.Status.RUNNING:
-        return run.status
-    try:
-        config = endpoint_config(run.endpoint)
-        parsers.get(run.parser)
-    except (KeyProblem, KeyError) as exc:
-        message = str(exc).strip('"')
-        retry(lambda: run_transition(run_id=run_id, to=Run.Status.FAILED, error=message, finished_at=timezone.now()))
-        return Run.Status.FAILED
-    worker = RunWorker(run, config, owner)
+    worker = _worker_for(run_id, owner, retry)
+    if isinstance(worker, str):
+        return worker
     worker.poll_later = poll_later
     worker.park = poll_later is not None
     interrupted = database_lost = False
@@ -440,17 +473,47 @@ def run_work(
         retry(lambda: run_transition(run_id=run_id, to=Run.Status.FAILED, error=error, finished_at=timezone.now()))
         raise
     finally:
-        for signum, handler in worker.previous_handlers.items():
-            if threading.current_thread() is threading.main_thread() and handler is not None:
-                signal.signal(signum, handler)
-        try:
-            if not database_lost:
-                worker.db_thread.submit(retry, worker.release).result()
-        finally:
-            worker.close()
+        _worker_end(worker, retry, release=not database_lost)
         if (interrupted or worker.stop_requested) and not database_lost and continue_later is not None:
             retry(lambda: _continue_later(run_id, continue_later))
     return retry(lambda: Run.objects.values_list("status", flat=True).get(pk=run_id))
+
+
+def _worker_for(run_id: int, owner: str, retry: Callable) -> RunWorker | str:
+    """Mark the run running and return its worker; or the run's status when there is nothing to work on (the run
+    stopped, or failed now because its endpoint's key or its parser is unknown)."""
+
+    def start() -> Run:
+        now = timezone.now()
+        started = Coalesce(F("started_at"), now)
+        run_transition(run_id=run_id, to=Run.Status.RUNNING, started_at=started, heartbeat_at=now)
+        return Run.objects.select_related("endpoint").get(pk=run_id)
+
+    run = retry(start)
+    if run.status in (Run.Status.CANCELLED, Run.Status.FAILED) and run.is_batch:
+        retry(lambda: _batches_clean_up(run, owner))
+    if run.status != Run.Status.RUNNING:
+        return run.status
+    try:
+        config = endpoint_config(run.endpoint)
+        parsers.get(run.parser)
+    except (KeyProblem, KeyError) as exc:
+        message = str(exc).strip('"')
+        retry(lambda: run_transition(run_id=run_id, to=Run.Status.FAILED, error=message, finished_at=timezone.now()))
+        return Run.Status.FAILED
+    return RunWorker(run, config, owner)
+
+
+def _worker_end(worker: RunWorker, retry: Callable, *, release: bool) -> None:
+    """Put back the signal handlers, give back the worker's chunks (unless the database is lost) and close it."""
+    for signum, handler in worker.previous_handlers.items():
+        if threading.current_thread() is threading.main_thread() and handler is not None:
+            signal.signal(signum, handler)
+    try:
+        if release:
+            worker.db_thread.submit(retry, worker.release).result()
+    finally:
+        worker.close()
 
 
 def _continue_later(run_id: int, enqueue: Callable[[int], object]) -> None:

@@ -49,27 +49,7 @@ def item_status_decide(
     locked = Item.objects.select_for_update().get(pk=item.pk)
     reason = reason.strip()
     if source == StatusDecision.Source.LEAD_DECISION:
-        if user is None or not user.has_perm(DECIDE_STATUS):
-            raise StatusDecisionForbidden(
-                _("Only a lead expert or an admin may accept, reject or return an item to draft outside screening.")
-            )
-        if status not in LEAD_DECISION_STATUSES:
-            raise ValidationError(
-                {
-                    "status": _(
-                        "A decision accepts, rejects or returns an item to draft; only screening rounds put items in "
-                        "screening."
-                    )
-                }
-            )
-        if locked.status == Item.Status.IN_SCREENING:
-            raise ValidationError(
-                {"status": _("This item is in screening: its round decides it when it closes, or by adjudication.")}
-            )
-        if locked.status == status:
-            raise ValidationError(
-                {"status": _("The item is already %(status)s.") % {"status": Item.Status(status).label}}
-            )
+        _lead_decision_check(locked, status=status, user=user)
     elif source == StatusDecision.Source.IMPORT and not user_may_decide_status(user):
         raise StatusDecisionForbidden(_("Only a lead expert or an admin may change an item's status by import."))
     if source != StatusDecision.Source.SCREENING and not reason:
@@ -98,3 +78,26 @@ def item_status_decide(
     locked.save(update_fields=["status", "updated_by", "updated_at"])
     item.status, item.updated_by, item.updated_at = locked.status, locked.updated_by, locked.updated_at
     return decision
+
+
+def _lead_decision_check(locked: Item, *, status: str, user: AbstractBaseUser | None) -> None:
+    """Refuse a lead decision that the user may not take, that screening takes, or that changes nothing."""
+    if user is None or not user.has_perm(DECIDE_STATUS):
+        raise StatusDecisionForbidden(
+            _("Only a lead expert or an admin may accept, reject or return an item to draft outside screening.")
+        )
+    if status not in LEAD_DECISION_STATUSES:
+        raise ValidationError(
+            {
+                "status": _(
+                    "A decision accepts, rejects or returns an item to draft; only screening rounds put items in "
+                    "screening."
+                )
+            }
+        )
+    if locked.status == Item.Status.IN_SCREENING:
+        raise ValidationError(
+            {"status": _("This item is in screening: its round decides it when it closes, or by adjudication.")}
+        )
+    if locked.status == status:
+        raise ValidationError({"status": _("The item is already %(status)s.") % {"status": Item.Status(status).label}})

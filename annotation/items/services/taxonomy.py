@@ -1,6 +1,8 @@
 """Loading taxonomy documents: benchmarks, dimensions, emotions, scenarios, crisis levels."""
 
+import itertools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
@@ -24,34 +26,48 @@ def taxonomy_load(*, data: dict) -> dict[str, int]:
             defaults={k: bench.get(k, "") for k in ("name_en", "name_zh", "description_en", "description_zh")},
         )
         counts["benchmarks"] += 1
-        position = 0
+        counts["dimensions"] += _dimensions_load(bench.get("dimensions", []), benchmark, None, itertools.count(1))
+    counts["emotions"] = _emotions_load(data.get("emotion_categories", []))
+    counts["domains"], counts["scenarios"] = _scenarios_load(data.get("scenario_domains", []))
+    for level in data.get("crisis_levels", []):
+        CrisisLevel.objects.update_or_create(
+            level=level["level"],
+            defaults={k: level[k] for k in ("name_en", "name_zh", "definition_en", "definition_zh")},
+        )
+        counts["crisis_levels"] += 1
+    return counts
 
-        def load_dimensions(nodes: list[dict], parent: Dimension | None, benchmark: Benchmark = benchmark) -> None:
-            nonlocal position
-            for node in nodes:
-                position += 1
-                dimension, _created = Dimension.objects.update_or_create(
-                    benchmark=benchmark,
-                    code=node["code"],
-                    defaults={
-                        "parent": parent,
-                        "level": node["level"],
-                        "name_en": node["name_en"],
-                        "name_zh": node["name_zh"],
-                        "subjective": bool(node.get("subjective", False)),
-                        "provisional": bool(node.get("provisional", False)),
-                        "target_items": node.get("target_items"),
-                        "definition_en": node.get("definition_en", ""),
-                        "definition_zh": node.get("definition_zh", ""),
-                        "position": position,
-                    },
-                )
-                dimension.full_clean()
-                counts["dimensions"] += 1
-                load_dimensions(node.get("children", []), dimension)
 
-        load_dimensions(bench.get("dimensions", []), None)
-    for position, emotion in enumerate(data.get("emotion_categories", []), start=1):
+def _dimensions_load(
+    nodes: list[dict], benchmark: Benchmark, parent: Dimension | None, positions: Iterator[int]
+) -> int:
+    """Create or update a benchmark's dimension tree, numbered in document order; return how many it holds."""
+    count = 0
+    for node in nodes:
+        dimension, _created = Dimension.objects.update_or_create(
+            benchmark=benchmark,
+            code=node["code"],
+            defaults={
+                "parent": parent,
+                "level": node["level"],
+                "name_en": node["name_en"],
+                "name_zh": node["name_zh"],
+                "subjective": bool(node.get("subjective", False)),
+                "provisional": bool(node.get("provisional", False)),
+                "target_items": node.get("target_items"),
+                "definition_en": node.get("definition_en", ""),
+                "definition_zh": node.get("definition_zh", ""),
+                "position": next(positions),
+            },
+        )
+        dimension.full_clean()
+        count += 1 + _dimensions_load(node.get("children", []), benchmark, dimension, positions)
+    return count
+
+
+def _emotions_load(emotions: list[dict]) -> int:
+    """Create or update the emotion categories in document order; return how many."""
+    for position, emotion in enumerate(emotions, start=1):
         EmotionCategory.objects.update_or_create(
             code=emotion["code"],
             defaults={
@@ -61,13 +77,17 @@ def taxonomy_load(*, data: dict) -> dict[str, int]:
                 "position": position,
             },
         )
-        counts["emotions"] += 1
-    for d_position, domain_data in enumerate(data.get("scenario_domains", []), start=1):
+    return len(emotions)
+
+
+def _scenarios_load(domains: list[dict]) -> tuple[int, int]:
+    """Create or update the scenario domains and their scenarios in document order; return how many of each."""
+    scenarios = 0
+    for d_position, domain_data in enumerate(domains, start=1):
         domain, _created = ScenarioDomain.objects.update_or_create(
             code=domain_data["code"],
             defaults={"name_en": domain_data["name_en"], "name_zh": domain_data["name_zh"], "position": d_position},
         )
-        counts["domains"] += 1
         for position, scenario in enumerate(domain_data.get("scenarios", []), start=1):
             Scenario.objects.update_or_create(
                 code=scenario["code"],
@@ -78,14 +98,8 @@ def taxonomy_load(*, data: dict) -> dict[str, int]:
                     "position": position,
                 },
             )
-            counts["scenarios"] += 1
-    for level in data.get("crisis_levels", []):
-        CrisisLevel.objects.update_or_create(
-            level=level["level"],
-            defaults={k: level[k] for k in ("name_en", "name_zh", "definition_en", "definition_zh")},
-        )
-        counts["crisis_levels"] += 1
-    return counts
+            scenarios += 1
+    return len(domains), scenarios
 
 
 def taxonomy_load_fixture(name: str = "taxonomy.json") -> dict[str, int]:

@@ -173,6 +173,33 @@ def label_studio_import(
         raise ImportFailed(sorted(errors, key=lambda e: e.line))
     if not accepted:
         raise ImportFailed([LineError(1, "annotations", _("the file holds no annotations to import"))])
+    existing, created = _assignments_for(comparison_set, accepted)
+    labels = [
+        ExpertLabel(
+            assignment=existing[(comparison.pk, expert.pk)],
+            score=canonical_score(
+                shown_order=annotation.shown_order, winner=annotation.winner, margin=annotation.margin
+            ),
+            shown_order=annotation.shown_order,
+            seconds_spent=annotation.seconds,
+        )
+        for annotation, expert, comparison in accepted
+    ]
+    ExpertLabel.objects.bulk_create(labels)
+    comparison_set_recount(comparison_set=comparison_set)
+    return {
+        "tasks": read.tasks,
+        "labels": len(labels),
+        "assignments_added": len(created),
+        "cancelled": read.cancelled,
+        "experts": sorted({expert.get_username() for _a, expert, _c in accepted}),
+        "imported_by": user.get_username() if user is not None else None,
+    }
+
+
+def _assignments_for(comparison_set: ComparisonSet, accepted: list) -> tuple[dict, list[LabelAssignment]]:
+    """Return the assignment of each accepted annotation by (comparison, expert), adding those the set lacks at the
+    end of their experts' queues (in the annotation's left/right order); and the assignments added."""
     existing = {
         (a.comparison_id, a.expert_id): a
         for a in LabelAssignment.objects.filter(
@@ -199,24 +226,4 @@ def label_studio_import(
             existing[(comparison.pk, expert.pk)] = assignment
             created.append(assignment)
     LabelAssignment.objects.bulk_create(created)
-    labels = []
-    for annotation, expert, comparison in accepted:
-        score = canonical_score(shown_order=annotation.shown_order, winner=annotation.winner, margin=annotation.margin)
-        labels.append(
-            ExpertLabel(
-                assignment=existing[(comparison.pk, expert.pk)],
-                score=score,
-                shown_order=annotation.shown_order,
-                seconds_spent=annotation.seconds,
-            )
-        )
-    ExpertLabel.objects.bulk_create(labels)
-    comparison_set_recount(comparison_set=comparison_set)
-    return {
-        "tasks": read.tasks,
-        "labels": len(labels),
-        "assignments_added": len(created),
-        "cancelled": read.cancelled,
-        "experts": sorted({expert.get_username() for _a, expert, _c in accepted}),
-        "imported_by": user.get_username() if user is not None else None,
-    }
+    return existing, created

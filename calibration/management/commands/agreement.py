@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from calibration import agreement
 from calibration.agreement import AgreementReport, Estimate
+from calibration.label_import import LabelImportError, read_pairwise_labels
 
 COLUMNS = ("unit", "rater", "value")
 EXCLUDED = "excluded"
@@ -62,16 +63,7 @@ def _read_ratings(path: Path) -> list[_Rating]:
     header = next((row for row in reader if any(cell.strip() for cell in row)), None)
     if header is None:
         raise CommandError(f"{path} has no header: expected a line 'unit,rater,value'")
-    names = [cell.strip().lower() for cell in header]
-    for name in COLUMNS:
-        if names.count(name) > 1:
-            raise CommandError(f"line {reader.line_num}: the header names the column {name!r} twice")
-    missing = [name for name in COLUMNS if name not in names]
-    if missing:
-        raise CommandError(
-            f"line {reader.line_num}: the header must name the columns unit, rater and value; "
-            f"missing: {', '.join(missing)} (found: {', '.join(header)})"
-        )
+    names = _header_names(header, line=reader.line_num)
     positions = [names.index(name) for name in COLUMNS]
     # An export's row of a verdict left out names why in its ``excluded`` column: it is not a rating.
     excluded = names.index(EXCLUDED) if EXCLUDED in names else None
@@ -85,18 +77,43 @@ def _read_ratings(path: Path) -> list[_Rating]:
             raise CommandError(f"line {line}: expected {len(header)} fields as in the header, found {len(row)}")
         if excluded is not None and row[excluded].strip():
             continue
-        unit, rater, value = (row[position].strip() for position in positions)
-        for name, cell in zip(COLUMNS, (unit, rater, value), strict=True):
-            if not cell:
-                hint = " (leave the row out for a missing rating)" if name == "value" else ""
-                raise CommandError(f"line {line}: empty {name}{hint}")
-        if (unit, rater) in seen:
-            raise CommandError(f"line {line}: rater {rater!r} already rated unit {unit!r} on line {seen[unit, rater]}")
-        seen[unit, rater] = line
-        ratings.append(_Rating(line, unit, rater, value))
+        rating = _rating(row, positions, line=line)
+        if (rating.unit, rating.rater) in seen:
+            raise CommandError(
+                f"line {line}: rater {rating.rater!r} already rated unit {rating.unit!r} on line "
+                f"{seen[rating.unit, rating.rater]}"
+            )
+        seen[rating.unit, rating.rater] = line
+        ratings.append(rating)
     if not ratings:
         raise CommandError(f"{path} has a header but no ratings")
     return ratings
+
+
+def _header_names(header: list[str], *, line: int) -> list[str]:
+    """Return the header's column names (trimmed, lower case), refused if one of unit, rater, value is missing or
+    named twice."""
+    names = [cell.strip().lower() for cell in header]
+    for name in COLUMNS:
+        if names.count(name) > 1:
+            raise CommandError(f"line {line}: the header names the column {name!r} twice")
+    missing = [name for name in COLUMNS if name not in names]
+    if missing:
+        raise CommandError(
+            f"line {line}: the header must name the columns unit, rater and value; "
+            f"missing: {', '.join(missing)} (found: {', '.join(header)})"
+        )
+    return names
+
+
+def _rating(row: list[str], positions: list[int], *, line: int) -> _Rating:
+    """Return the rating on a row (its unit, rater and value at ``positions``), refused if one of them is empty."""
+    unit, rater, value = (row[position].strip() for position in positions)
+    for name, cell in zip(COLUMNS, (unit, rater, value), strict=True):
+        if not cell:
+            hint = " (leave the row out for a missing rating)" if name == "value" else ""
+            raise CommandError(f"line {line}: empty {name}{hint}")
+    return _Rating(line, unit, rater, value)
 
 
 def _number(text: str) -> float | None:
@@ -112,27 +129,29 @@ def _numeric_values(
 ) -> list[float] | None:
     numbers = [_number(rating.value) for rating in ratings]
     for rating, number in zip(ratings, numbers, strict=True):
-        if signed and (number is None or number != round(number) or abs(number) > agreement.SCALE_MAX):
-            raise CommandError(
-                f"line {rating.line}: value {rating.value!r} is not a signed score: --signed needs whole numbers "
-                f"from -{agreement.SCALE_MAX} to {agreement.SCALE_MAX}"
-            )
-        if number is None and (level != "nominal" or scale is not None):
-            needs = f"level {level}" if level != "nominal" else "--scale"
-            raise CommandError(
-                f"line {rating.line}: value {rating.value!r} is not a finite number ({needs} needs numbers)"
-            )
-        if level == "ratio" and number is not None and number < 0:
-            raise CommandError(
-                f"line {rating.line}: value {rating.value!r} is negative: level ratio needs values of 0 or more"
-            )
-        if scale is not None and number is not None and number not in scale:
-            raise CommandError(
-                f"line {rating.line}: value {rating.value!r} is not on the scale {_scale_text(scale)} (--scale)"
-            )
+        problem = _value_problem(rating.value, number, level=level, signed=signed, scale=scale)
+        if problem:
+            raise CommandError(f"line {rating.line}: value {rating.value!r} {problem}")
     if any(number is None for number in numbers):
         return None
     return [float(number) for number in numbers if number is not None]
+
+
+def _value_problem(value: str, number: float | None, *, level: str, signed: bool, scale: np.ndarray | None) -> str:
+    """Return why a rating's value (read as ``number``, None if not a finite number) does not fit the level, the
+    signed scores or the declared scale ("" when it does)."""
+    if signed and (number is None or number != round(number) or abs(number) > agreement.SCALE_MAX):
+        return (
+            f"is not a signed score: --signed needs whole numbers from -{agreement.SCALE_MAX} to {agreement.SCALE_MAX}"
+        )
+    if number is None and (level != "nominal" or scale is not None):
+        needs = f"level {level}" if level != "nominal" else "--scale"
+        return f"is not a finite number ({needs} needs numbers)"
+    if level == "ratio" and number is not None and number < 0:
+        return "is negative: level ratio needs values of 0 or more"
+    if scale is not None and number is not None and number not in scale:
+        return f"is not on the scale {_scale_text(scale)} (--scale)"
+    return ""
 
 
 def parse_scale(text: str) -> np.ndarray:
@@ -306,8 +325,6 @@ class Command(BaseCommand):
         self._write_text(path, labels, report, orientation)
 
     def _pairwise_table(self, path: Path) -> LabelTable:
-        from calibration.label_import import LabelImportError, read_pairwise_labels
-
         try:
             table = read_pairwise_labels(_read_text(path))
         except LabelImportError as exc:

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from demo.evaluation import demo_studies
 from llm import services as llm_services
 
 
@@ -11,8 +12,6 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args: object, **options: object) -> None:
-        from demo.evaluation import demo_studies
-
         llm_services.simulator_endpoints_register(base_url=settings.LLM_SIMULATOR_URL)
         try:
             self.stdout.write(self.style.SUCCESS(demo_studies()))

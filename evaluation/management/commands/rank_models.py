@@ -141,43 +141,7 @@ class Command(BaseCommand):
             }
         )
         if options["method"] == BRADLEY_TERRY:
-            self.stdout.write(
-                _(
-                    "Bradley-Terry maximum likelihood; a tie counts as half a win for each side. "
-                    "Scores on the Elo scale (1000 + 400/ln 10 × strength)."
-                )
-            )
-            if method["virtual_draws"]:
-                self.stdout.write(
-                    _("Each model also drew %(draws)s games against a virtual opponent of strength 0.")
-                    % {"draws": f"{method['virtual_draws']:g}"}
-                )
-            if method["n_resamples"] and not method["undefined_reason"]:
-                self.stdout.write(
-                    _(
-                        "Intervals: %(confidence)s percentile bootstrap over verdicts, %(resamples)d resamples, "
-                        "seed %(seed)d."
-                    )
-                    % {
-                        "confidence": f"{method['confidence']:.0%}",
-                        "resamples": method["n_resamples"],
-                        "seed": method["seed"],
-                    }
-                )
-            if method["n_resamples_without_mle"]:
-                self.stdout.write(
-                    _(
-                        "%(count)d resamples had no maximum-likelihood strengths and were taken in the limit; "
-                        "∞ marks an unbounded interval."
-                    )
-                    % {"count": method["n_resamples_without_mle"]}
-                )
-            if method["undefined_reason"]:
-                self.stdout.write(
-                    self.style.WARNING(
-                        _("The strengths are undefined: %(reason)s.") % {"reason": method["undefined_reason"]}
-                    )
-                )
+            self._bradley_terry_notes(method)
         else:
             self.stdout.write(
                 _(
@@ -196,20 +160,63 @@ class Command(BaseCommand):
                 % {"value": f"{method['rank_stability']:.3f}"}
             )
         if comparison is not None:
-            other, correlations = comparison
-            self.stdout.write("")
-            self.stdout.write(
-                _("Compared with %(path)s (%(models)d models in both):")
-                % {"path": other.path, "models": correlations.n_models}
+            self._comparison_text(*comparison)
+
+    def _bradley_terry_notes(self, method: dict) -> None:
+        """Print how the Bradley-Terry scores and their intervals were computed, and why they are undefined if so."""
+        self.stdout.write(
+            _(
+                "Bradley-Terry maximum likelihood; a tie counts as half a win for each side. "
+                "Scores on the Elo scale (1000 + 400/ln 10 × strength)."
             )
-            if correlations.undefined_reason:
-                self.stdout.write(
-                    _("The rankings cannot be compared: %(reason)s.") % {"reason": correlations.undefined_reason}
+        )
+        if method["virtual_draws"]:
+            self.stdout.write(
+                _("Each model also drew %(draws)s games against a virtual opponent of strength 0.")
+                % {"draws": f"{method['virtual_draws']:g}"}
+            )
+        if method["n_resamples"] and not method["undefined_reason"]:
+            self.stdout.write(
+                _(
+                    "Intervals: %(confidence)s percentile bootstrap over verdicts, %(resamples)d resamples, "
+                    "seed %(seed)d."
                 )
-                return
-            self.stdout.write(_("Spearman's rho: %(value)s") % {"value": f"{correlations.spearman:.6f}"})
-            self.stdout.write(_("Kendall's tau-b: %(value)s") % {"value": f"{correlations.kendall_tau_b:.6f}"})
-            self.stdout.write(_("Pearson's r on ranks: %(value)s") % {"value": f"{correlations.pearson_on_ranks:.6f}"})
+                % {
+                    "confidence": f"{method['confidence']:.0%}",
+                    "resamples": method["n_resamples"],
+                    "seed": method["seed"],
+                }
+            )
+        if method["n_resamples_without_mle"]:
+            self.stdout.write(
+                _(
+                    "%(count)d resamples had no maximum-likelihood strengths and were taken in the limit; "
+                    "∞ marks an unbounded interval."
+                )
+                % {"count": method["n_resamples_without_mle"]}
+            )
+        if method["undefined_reason"]:
+            self.stdout.write(
+                self.style.WARNING(
+                    _("The strengths are undefined: %(reason)s.") % {"reason": method["undefined_reason"]}
+                )
+            )
+
+    def _comparison_text(self, other: VerdictFile, correlations: object) -> None:
+        """Print how the ranking agrees with the one of ``other``'s verdicts."""
+        self.stdout.write("")
+        self.stdout.write(
+            _("Compared with %(path)s (%(models)d models in both):")
+            % {"path": other.path, "models": correlations.n_models}
+        )
+        if correlations.undefined_reason:
+            self.stdout.write(
+                _("The rankings cannot be compared: %(reason)s.") % {"reason": correlations.undefined_reason}
+            )
+            return
+        self.stdout.write(_("Spearman's rho: %(value)s") % {"value": f"{correlations.spearman:.6f}"})
+        self.stdout.write(_("Kendall's tau-b: %(value)s") % {"value": f"{correlations.kendall_tau_b:.6f}"})
+        self.stdout.write(_("Pearson's r on ranks: %(value)s") % {"value": f"{correlations.pearson_on_ranks:.6f}"})
 
     def _table(self, rows: list[dict], *, intervals: bool, ranks: bool) -> None:
         """Print one line per model; an interval bound that is unbounded shows as an infinity."""

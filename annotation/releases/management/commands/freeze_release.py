@@ -1,3 +1,4 @@
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
@@ -37,8 +38,6 @@ class Command(BaseCommand):
             raise CommandError(f"unknown benchmark {options['slug']!r}")
         user = None
         if options["user"]:
-            from django.contrib.auth import get_user_model
-
             user = get_user_model().objects.filter(username=options["user"]).first()
             if user is None:
                 raise CommandError(f"unknown user {options['user']!r}")
