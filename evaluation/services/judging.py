@@ -28,7 +28,12 @@ def _pairs(models: list[ModelUnderTest]) -> list[tuple[ModelUnderTest, ModelUnde
 
 
 def _judging_batch(
-    run: EvaluationRun, judge: Judge, pairs_by_stratum: dict, responses: dict, entries: dict, names: list[str],
+    run: EvaluationRun,
+    judge: Judge,
+    pairs_by_stratum: dict,
+    responses: dict,
+    entries: dict,
+    names: list[str],
     missing: set[str],
 ) -> list[dict]:
     """Return one judge's prompts for the pairs (both orders); a jury member's refs name the member."""
@@ -169,7 +174,9 @@ def adaptive_next(run: EvaluationRun) -> dict:
 
     The ratings of a dimension and language (TrueSkill from its verdicts so far) are shared by its items, so the
     round's pairs are chosen as one batch (``ratings.pairs_adaptive_batch``): pairs whose order is most in doubt,
-    spread over the items that have not judged them yet, ``adaptive_pairs_per_round`` per item.
+    spread over the items that have not judged them yet, ``adaptive_pairs_per_round`` per item. Under the rule
+    "auto" (``ratings.pairs_auto_batch``) a dimension and language whose models are few enough first judges every
+    pair once, spread over its items, in one round.
     """
     from evaluation import ratings
 
@@ -194,7 +201,8 @@ def adaptive_next(run: EvaluationRun) -> dict:
         for v in judged:
             if v.language == lang and v.item_id in done:
                 done[v.item_id].add((v.model_a.code, v.model_b.code))
-        batch = ratings.pairs_adaptive_batch(
+        choose = ratings.pairs_auto_batch if run.pairing == EvaluationRun.Pairing.AUTO else ratings.pairs_adaptive_batch
+        batch = choose(
             {r.model: (r.mu, r.sigma) for r in current.ratings},
             strata=done,
             pairs_per_stratum=run.adaptive_pairs_per_round,
