@@ -40,6 +40,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sweep", action="store_true", help="table over 6-30 models and two noise levels")
     parser.add_argument("--sweep-seeds", type=int, default=5, help="tournaments per setting of the sweep (5)")
     parser.add_argument("--sweep-budget", type=float, default=0.5, help="sweep: adaptive stops at this share (0.5)")
+    parser.add_argument(
+        "--sweep-models", default="6,8,10,20,30", help="sweep: model counts, comma-separated (6,8,10,20,30)"
+    )
     parser.add_argument("--quick", action="store_true", help="with --sweep: 6 and 10 models, 2 seeds, 4 items")
     return parser.parse_args()
 
@@ -70,7 +73,7 @@ def compare(
 
 def sweep(args: argparse.Namespace) -> None:
     """Print adaptive pairing and the rule "auto" against round-robin stopped early over models and judge noise."""
-    models = (6, 10) if args.quick else (6, 8, 10, 20, 30)
+    models = (6, 10) if args.quick else tuple(int(n) for n in args.sweep_models.split(","))
     seeds = 2 if args.quick else args.sweep_seeds
     items = 4 if args.quick else args.items
     base = simulation.SimulatedJudge()
