@@ -85,7 +85,7 @@ class _DrawState:
         served = ServedComparison.objects.filter(comparison_set=comparison_set)
         self.served = set(served.values_list("comparison_id", flat=True))
         self.position = served.count()
-        self.winners, self.best = _judge_winners_and_best(comparison_set, self.served, self.stratum)
+        self.winners, self.best = _judge_winners_and_best(comparison_set, self.served)
 
     def draw(self) -> int | None:
         """Draw and record one comparison of the stratum served least so far; None when all are served."""
@@ -121,18 +121,9 @@ class _DrawState:
         return chosen
 
 
-def _judge_winners_and_best(
-    comparison_set: ComparisonSet, served: set[int], stratum: dict[int, tuple]
-) -> tuple[dict[int, list], list[float]]:
-    """Return each comparison's winner per candidate judge and each judge's current P(best).
-
-    P(best) comes from each judge's design-weighted agreement with the experts' majority on the labelled served
-    comparisons (``active.stratified_mean`` over the strata served so far, each draw weighted by its recorded
-    probability): the plain mean of an actively drawn sample over-represents the comparisons in dispute, which
-    pulls the judges they discriminate towards 0.5 and steers the next draws to the wrong pair. Where that
-    estimate is not yet defined (a stratum with one labelled draw), the plain mean stands in.
-    """
-    from calibration.models import CalibrationRun, JudgeVerdict, ServedComparison
+def _judge_winners_and_best(comparison_set: ComparisonSet, served: set[int]) -> tuple[dict[int, list], list[float]]:
+    """Return each comparison's winner per candidate judge and each judge's current P(best)."""
+    from calibration.models import CalibrationRun, JudgeVerdict
     from calibration.report import combine_orders
 
     run = CalibrationRun.objects.filter(comparison_set=comparison_set, verdicts__isnull=False).order_by("-created_at")
@@ -154,33 +145,20 @@ def _judge_winners_and_best(
         "assignment__comparison_id", "score"
     ):
         scores.setdefault(comparison_id, []).append(score)
-    draws = ServedComparison.objects.filter(comparison_set=comparison_set, comparison_id__in=scores)
-    draws = list(draws.order_by("position").values_list("comparison_id", "probability"))
-    # Strata by name (dimension:language), as the report's design-weighted estimate keys them.
-    names = {pk: f"{dim}:{lang}" for pk, (dim, lang) in stratum.items()}
-    drawn = np.array([names[pk] for pk, _q in draws], dtype=object)
-    sizes: dict[str, int] = {}
-    for name in names.values():
-        sizes[name] = sizes.get(name, 0) + 1
-    sizes = {name: size for name, size in sizes.items() if name in set(drawn.tolist())}
-    probabilities = np.array([q for _pk, q in draws], dtype=float)
     estimates, errors = [], []
     for j in range(len(judge_ids)):
-        hits, defined = [], []
-        for comparison_id, _q in draws:
-            votes = np.sign(scores[comparison_id])
+        hits = []
+        for comparison_id, given in scores.items():
+            votes = np.sign(given)
             values, counts = np.unique(votes, return_counts=True)
             majority = values[counts.argmax()] if (counts == counts.max()).sum() == 1 else 0.0
             judged = winners.get(comparison_id, [np.nan] * len(judge_ids))[j]
-            defined.append(float(not np.isnan(judged)))
-            hits.append(float(judged == majority) if not np.isnan(judged) else 0.0)
-        n = int(sum(defined))
-        plain = float(np.dot(hits, defined) / n) if n else np.nan
-        weighted = active.stratified_mean(np.array(hits), probabilities, drawn, sizes, defined=np.array(defined))
-        mean = plain if weighted.standard_error is None else weighted.value
+            if not np.isnan(judged):
+                hits.append(float(judged == majority))
+        n = len(hits)
+        mean = float(np.mean(hits)) if n else np.nan
         estimates.append(mean)
         # Before labels the judges are equally likely to be best; a wide error says so.
-        floor = float(np.sqrt(max(mean * (1 - mean), 0.05) / n)) if n else 1.0
-        errors.append(floor if weighted.standard_error is None else max(weighted.standard_error, floor))
+        errors.append(float(np.sqrt(max(mean * (1 - mean), 0.05) / n)) if n else 1.0)
     best = active.best_probabilities(np.nan_to_num(np.array(estimates), nan=0.5), np.array(errors), seed=len(served))
     return winners, [float(b) for b in best]

@@ -16,16 +16,15 @@ strata in turn, one comparison per stratum per step. Stratified random order: ev
 equally likely, agreement = the plain mean (what the product does today). Active order: the product's draw
 (``annotation.labelling.active``): priority = disagreement between judges weighted by P(judge best), mixed with an
 epsilon share drawn uniformly, every draw's probability recorded; agreement = Raj's design-unbiased estimator,
-stratified. P(judge best) comes, as in the product (``calibration.allocation``), from the design-weighted (Raj)
-agreement of the labelled served comparisons, with the plain mean before a stratum has two draws and a floor on
-the standard error (it steers the draw only; the probabilities recorded keep the estimate unbiased either way).
-One simplification against the product, stated so it can be judged: priorities are refreshed every ``--batch``
-draws per stratum (the product refreshes at every draw). The choice, in both orders: the judge with the highest
-lower bound of the 95% interval of its agreement with the expert majority
-(``annotation.labelling.active.choose_by_lower_bound``, which the report shows for active sets); the report's
-general suggestion ranks by the lower bound of alpha with the judge instead, which is too slow to bootstrap 200 x
-300 times here. A comparison matters to the choice only through which judges agree with the majority, so the pool
-is kept as counts of those 2^judges patterns per stratum, which makes every step exact and cheap.
+stratified. P(judge best) comes, as in the product (``calibration.allocation``), from the plain means of the
+labelled served comparisons (they steer the draw only; the probabilities recorded keep the estimate unbiased). One
+simplification against the product, stated so it can be judged: priorities are refreshed every ``--batch`` draws per
+stratum (the product refreshes at every draw). The choice, in both orders: the judge with the highest lower bound of
+the 95% interval of its agreement with the expert majority (``annotation.labelling.active.choose_by_lower_bound``,
+which the report shows for active sets); the report's general suggestion ranks by the lower bound of alpha with the
+judge instead, which is too slow to bootstrap 200 x 300 times here. A comparison matters to the choice only through
+which judges agree with the majority, so the pool is kept as counts of those 2^judges patterns per stratum, which
+makes every step exact and cheap.
 
 For each order, the number of labels needed is the smallest budget from which on the truly best judge is chosen in
 at least 95% of seeds; its interval resamples seeds (bootstrap). The jury (majority vote of the four judges) is
@@ -148,12 +147,9 @@ def serve(counts: np.ndarray, budgets: np.ndarray, batch: int, rng: np.random.Ge
     for t in range(int(budgets.max())):
         if active and t % batch == 0:
             if t >= 1:
-                # As the product does: design-weighted agreement (plain means until every stratum has two
-                # draws), with a floor on the standard error.
-                mean, se = seen.sum(axis=1) / (n_strata * t), 0.0
-                if t >= 2:
-                    mean, se = _raj(t_sum, t_squares, t, population)
-                se = np.maximum(se, np.sqrt(np.maximum(mean * (1 - mean), 0.05) / (n_strata * t)))
+                # As the product does: plain means of the labelled served comparisons, a floor on the variance.
+                mean = seen.sum(axis=1) / (n_strata * t)
+                se = np.sqrt(np.maximum(mean * (1 - mean), 0.05) / (n_strata * t))
                 best = best_probabilities(mean, se, seed=t)
             weights = priorities(winners[None, None], best[:, None, None, :])
         left = remaining.sum(axis=-1, keepdims=True)
