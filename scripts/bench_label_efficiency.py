@@ -280,10 +280,17 @@ def demo_jury() -> str:
             simulator.kill()
 
 
+ERROR_BUDGET = 240  # comparisons per stratum up to which the share of wrong choices is averaged
+
+
 def efficiency(
     counts: np.ndarray, budgets: np.ndarray, batch: int, boot: int, seed: int
-) -> tuple[float, float, float, float, float, int]:
-    """Return labels needed (random, active), their ratio with a bootstrap interval, and failed resamples."""
+) -> tuple[float, float, float, float, float, int, float, float]:
+    """Return labels needed (random, active), their ratio with a bootstrap interval, failed resamples, and the share
+    of wrong choices (random, active) averaged over the budgets up to ``ERROR_BUDGET`` comparisons per stratum.
+
+    The threshold rests on the worst few seeds; the averaged share uses every seed at every budget.
+    """
     patterns = patterns_for(int(np.log2(counts.shape[-1])))
     truth = (counts @ patterns).sum(axis=1).argmax(axis=-1)
     rng = np.random.default_rng(seed + 1)
@@ -298,7 +305,12 @@ def efficiency(
         ratios.append(labels_needed(active_correct[sample], labels) / labels_needed(random_correct[sample], labels))
     ratios = np.array(ratios)
     low, high = np.nanquantile(ratios, [0.025, 0.975]) if np.isfinite(ratios).any() else (np.nan, np.nan)
-    return n_random, n_active, n_active / n_random, float(low), float(high), int(np.isnan(ratios).sum())
+    early = budgets <= ERROR_BUDGET
+    wrong_random, wrong_active = 1 - random_correct[:, early].mean(), 1 - active_correct[:, early].mean()
+    return (
+        n_random, n_active, n_active / n_random, float(low), float(high), int(np.isnan(ratios).sum()),
+        float(wrong_random), float(wrong_active),
+    )  # fmt: skip
 
 
 def settings_table(args: argparse.Namespace) -> None:
@@ -319,13 +331,14 @@ def settings_table(args: argparse.Namespace) -> None:
                 counts = simulate_from_truth(
                     seeds, per_stratum, args.seed, experts=experts, judges=judge_accuracies(n_judges), rho=rho
                 )
-                n_random, n_active, ratio, low, high, failed = efficiency(
+                n_random, n_active, ratio, low, high, failed, wrong_random, wrong_active = efficiency(
                     counts, budgets, args.batch, args.boot // 4 if not args.quick else 20, args.seed
                 )
                 label = "/".join(f"{a:.2f}" for a in experts)
                 print(
                     f"  {label:<15} {errors:<12} {n_judges:>6} {n_random:>8.0f} {n_active:>8.0f}  {ratio:.2f} "
-                    f"({low:.2f}-{high:.2f}; {failed} resamples never reached 95%)",
+                    f"({low:.2f}-{high:.2f}; {failed} resamples never reached 95%); wrong choices up to "
+                    f"{ERROR_BUDGET} per stratum: random {wrong_random:.3f}, active {wrong_active:.3f}",
                     flush=True,
                 )
     print(f"(settings {time.perf_counter() - started:.1f} s)")
