@@ -181,7 +181,9 @@ def adaptive_next(run: EvaluationRun) -> dict:
     from evaluation import ratings
 
     models = {m.code: m for m in run.models.all()}
-    judged = list(PairVerdict.objects.filter(run=run, parsed=True).select_related("model_a", "model_b", "item"))
+    # Every stored verdict counts as judged (its pair is not asked again there: one verdict per pair, item, language
+    # and order), but only the parsed ones rate the models.
+    judged = list(PairVerdict.objects.filter(run=run).select_related("model_a", "model_b", "item"))
     groups: dict[tuple, list[int]] = {}
     for entry in release_entries(run.release):
         if entry.item.kind != "open_prompt":
@@ -194,7 +196,7 @@ def adaptive_next(run: EvaluationRun) -> dict:
         same_dimension = [
             (v.model_a.code, v.model_b.code, v.score)
             for v in judged
-            if v.item.dimension_id == dimension_id and v.language == lang
+            if v.parsed and v.item.dimension_id == dimension_id and v.language == lang
         ]
         current = ratings.rate_verdicts(same_dimension, models=sorted(models), seed=run.seed, n_passes=3)
         done: dict[int, set[tuple[str, str]]] = {item_id: set() for item_id in item_ids}
