@@ -26,7 +26,9 @@ class EvaluationRunForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
     )
     protocol = forms.ChoiceField(label=_("Objective protocol"), choices=EvaluationRun.Protocol.choices)
-    pairing = forms.ChoiceField(label=_("Pairing"), choices=EvaluationRun.Pairing.choices)
+    pairing = forms.ChoiceField(
+        label=_("Pairing"), choices=EvaluationRun.Pairing.choices, initial=EvaluationRun.Pairing.AUTO
+    )
     seed = forms.IntegerField(label=_("Seed"), initial=0, min_value=0)
     judge_override_reason = forms.CharField(
         label=_("Reason to run without the selected primary judge (only if none is selected)"),

@@ -19,6 +19,12 @@ class Protocol(models.TextChoices):
 class Pairing(models.TextChoices):
     ROUND_ROBIN = "round_robin", _("full round-robin")
     ADAPTIVE = "adaptive", _("adaptive (uncertainty and match quality)")
+    AUTO = "auto", _("auto (one round-robin pass first while the models are few, then adaptive)")
+
+    @property
+    def in_rounds(self) -> bool:
+        """Return whether the rule judges in rounds chosen from the ratings so far (adaptive or auto)."""
+        return self != Pairing.ROUND_ROBIN
 
 
 class Phase(models.TextChoices):
@@ -63,7 +69,7 @@ class EvaluationRun(models.Model):
     protocol = models.CharField(
         _("objective protocol"), max_length=10, choices=Protocol.choices, default=Protocol.LETTER
     )
-    pairing = models.CharField(_("pairing"), max_length=12, choices=Pairing.choices, default=Pairing.ROUND_ROBIN)
+    pairing = models.CharField(_("pairing"), max_length=12, choices=Pairing.choices, default=Pairing.AUTO)
     adaptive_rounds = models.PositiveSmallIntegerField(_("adaptive rounds"), default=3)
     adaptive_pairs_per_round = models.PositiveIntegerField(_("adaptive pairs per round and stratum"), default=4)
     margin_mapping = models.CharField(

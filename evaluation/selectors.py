@@ -193,7 +193,7 @@ def evaluation_report_facts(*, run: EvaluationRun) -> ReportFacts:
         judge=run.judge.name if run.judge_id else None,
         protocol=run.protocol,
         pairing=run.pairing,
-        adaptive=run.pairing == EvaluationRun.Pairing.ADAPTIVE,
+        adaptive=EvaluationRun.Pairing(run.pairing).in_rounds,
         combine_rule=run.combine_rule,
         margin_mapping=run.margin_mapping,
         seed=run.seed,

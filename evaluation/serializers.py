@@ -97,7 +97,7 @@ class EvaluationRunCreateSerializer(serializers.Serializer):
         child=serializers.ChoiceField(choices=["en", "zh"]), default=["en", "zh"], allow_empty=False
     )
     protocol = serializers.ChoiceField(choices=EvaluationRun.Protocol.choices, default=EvaluationRun.Protocol.LETTER)
-    pairing = serializers.ChoiceField(choices=EvaluationRun.Pairing.choices, default=EvaluationRun.Pairing.ROUND_ROBIN)
+    pairing = serializers.ChoiceField(choices=EvaluationRun.Pairing.choices, default=EvaluationRun.Pairing.AUTO)
     combine_rule = serializers.ChoiceField(
         choices=CombineRule.choices, required=False, help_text="Default: the rule of the primary judge's calibration."
     )

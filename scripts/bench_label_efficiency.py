@@ -15,17 +15,16 @@ Both orders have every served comparison labelled by all 3 experts (so labels = 
 strata in turn, one comparison per stratum per step. Stratified random order: every comparison left in the stratum
 equally likely, agreement = the plain mean (what the product does today). Active order: the product's draw
 (``annotation.labelling.active``): priority = disagreement between judges weighted by P(judge best), mixed with an
-epsilon
-share drawn uniformly, every draw's probability recorded; agreement = Raj's design-unbiased estimator, stratified.
-P(judge best) comes, as in the product, from the plain means of the labelled served comparisons (they steer the
-draw only; the probabilities recorded keep the estimate unbiased). One simplification against the product, stated
-so it can be judged: priorities are refreshed every ``--batch`` draws per stratum (the product refreshes at every
-draw). The choice, in both
-orders: the judge with the highest lower bound of the 95% interval of its agreement with the expert majority
-(``annotation.labelling.active.choose_by_lower_bound``, which the report shows for active sets); the report's general
-suggestion ranks by the lower bound of alpha with the judge instead, which is too slow to bootstrap 200 x 300 times
-here. A comparison matters to the choice only through which judges agree with the majority, so the pool is kept
-as counts of those 16 patterns per stratum, which makes every step exact and cheap.
+epsilon share drawn uniformly, every draw's probability recorded; agreement = Raj's design-unbiased estimator,
+stratified. P(judge best) comes, as in the product (``calibration.allocation``), from the plain means of the
+labelled served comparisons (they steer the draw only; the probabilities recorded keep the estimate unbiased). One
+simplification against the product, stated so it can be judged: priorities are refreshed every ``--batch`` draws per
+stratum (the product refreshes at every draw). The choice, in both orders: the judge with the highest lower bound of
+the 95% interval of its agreement with the expert majority (``annotation.labelling.active.choose_by_lower_bound``,
+which the report shows for active sets); the report's general suggestion ranks by the lower bound of alpha with the
+judge instead, which is too slow to bootstrap 200 x 300 times here. A comparison matters to the choice only through
+which judges agree with the majority, so the pool is kept as counts of those 2^judges patterns per stratum, which
+makes every step exact and cheap.
 
 For each order, the number of labels needed is the smallest budget from which on the truly best judge is chosen in
 at least 95% of seeds; its interval resamples seeds (bootstrap). The jury (majority vote of the four judges) is
@@ -281,10 +280,17 @@ def demo_jury() -> str:
             simulator.kill()
 
 
+ERROR_BUDGET = 240  # comparisons per stratum up to which the share of wrong choices is averaged
+
+
 def efficiency(
     counts: np.ndarray, budgets: np.ndarray, batch: int, boot: int, seed: int
-) -> tuple[float, float, float, float, float, int]:
-    """Return labels needed (random, active), their ratio with a bootstrap interval, and failed resamples."""
+) -> tuple[float, float, float, float, float, int, float, float]:
+    """Return labels needed (random, active), their ratio with a bootstrap interval, failed resamples, and the share
+    of wrong choices (random, active) averaged over the budgets up to ``ERROR_BUDGET`` comparisons per stratum.
+
+    The threshold rests on the worst few seeds; the averaged share uses every seed at every budget.
+    """
     patterns = patterns_for(int(np.log2(counts.shape[-1])))
     truth = (counts @ patterns).sum(axis=1).argmax(axis=-1)
     rng = np.random.default_rng(seed + 1)
@@ -299,7 +305,12 @@ def efficiency(
         ratios.append(labels_needed(active_correct[sample], labels) / labels_needed(random_correct[sample], labels))
     ratios = np.array(ratios)
     low, high = np.nanquantile(ratios, [0.025, 0.975]) if np.isfinite(ratios).any() else (np.nan, np.nan)
-    return n_random, n_active, n_active / n_random, float(low), float(high), int(np.isnan(ratios).sum())
+    early = budgets <= ERROR_BUDGET
+    wrong_random, wrong_active = 1 - random_correct[:, early].mean(), 1 - active_correct[:, early].mean()
+    return (
+        n_random, n_active, n_active / n_random, float(low), float(high), int(np.isnan(ratios).sum()),
+        float(wrong_random), float(wrong_active),
+    )  # fmt: skip
 
 
 def settings_table(args: argparse.Namespace) -> None:
@@ -320,13 +331,14 @@ def settings_table(args: argparse.Namespace) -> None:
                 counts = simulate_from_truth(
                     seeds, per_stratum, args.seed, experts=experts, judges=judge_accuracies(n_judges), rho=rho
                 )
-                n_random, n_active, ratio, low, high, failed = efficiency(
+                n_random, n_active, ratio, low, high, failed, wrong_random, wrong_active = efficiency(
                     counts, budgets, args.batch, args.boot // 4 if not args.quick else 20, args.seed
                 )
                 label = "/".join(f"{a:.2f}" for a in experts)
                 print(
                     f"  {label:<15} {errors:<12} {n_judges:>6} {n_random:>8.0f} {n_active:>8.0f}  {ratio:.2f} "
-                    f"({low:.2f}-{high:.2f}; {failed} resamples never reached 95%)",
+                    f"({low:.2f}-{high:.2f}; {failed} resamples never reached 95%); wrong choices up to "
+                    f"{ERROR_BUDGET} per stratum: random {wrong_random:.3f}, active {wrong_active:.3f}",
                     flush=True,
                 )
     print(f"(settings {time.perf_counter() - started:.1f} s)")
@@ -343,7 +355,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--no-demo", action="store_true", help="skip the jury on the demo data of the database")
     parser.add_argument("--settings", action="store_true", help="only the table over noisy experts and judges")
-    parser.add_argument("--settings-seeds", type=int, default=50)
+    parser.add_argument("--settings-seeds", type=int, default=100)
     parser.add_argument("--settings-per-stratum", type=int, default=2000)
     parser.add_argument("--settings-max-per-stratum", type=int, default=1500)
     parser.add_argument("--quick", action="store_true", help="with --settings: small sizes, for the tests")

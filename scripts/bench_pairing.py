@@ -11,6 +11,10 @@ order; round-robin stopped after each item; adaptive pairing (``--pairs-per-item
 until ``--budget`` of round-robin's calls. Prints, as medians over seeds, the share of round-robin's calls at which
 tau first reaches ``--target`` and from which it stays there, and how well the report's estimated rank stability
 (mean Kendall's tau of Bradley-Terry bootstrap rankings) predicts the true tau. It asserts nothing.
+
+``--sweep`` compares, over 6-30 models and two noise levels, adaptive pairing and the rule "auto" that evaluation
+runs use by default (``pairs_auto_batch``: one round-robin pass first while it costs at most two rounds, then
+adaptive) with round-robin stopped early.
 """
 
 import argparse
@@ -36,6 +40,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sweep", action="store_true", help="table over 6-30 models and two noise levels")
     parser.add_argument("--sweep-seeds", type=int, default=5, help="tournaments per setting of the sweep (5)")
     parser.add_argument("--sweep-budget", type=float, default=0.5, help="sweep: adaptive stops at this share (0.5)")
+    parser.add_argument(
+        "--sweep-models", default="6,8,10,20,30", help="sweep: model counts, comma-separated (6,8,10,20,30)"
+    )
     parser.add_argument("--quick", action="store_true", help="with --sweep: 6 and 10 models, 2 seeds, 4 items")
     return parser.parse_args()
 
@@ -50,7 +57,7 @@ def share(values: list[float | None]) -> float | None:
 def compare(
     *, first: float | None, stay: float | None, rr_first: float | None, rr_stay: float | None, budget: float
 ) -> str:
-    """Return the verdict of adaptive against round-robin stopped early on both columns (adaptive stops at budget)."""
+    """Return the verdict of a rule against round-robin stopped early on both columns (the rule stops at budget)."""
     results = []
     for mine, theirs in ((first, rr_first), (stay, rr_stay)):
         if mine is not None:
@@ -60,13 +67,13 @@ def compare(
         else:
             results.append(None)
     if False in results:
-        return "ADAPTIVE WORSE"
-    return "adaptive not worse" if all(results) else "inconclusive"
+        return "WORSE"
+    return "not worse" if all(results) else "inconclusive"
 
 
 def sweep(args: argparse.Namespace) -> None:
-    """Print adaptive pairing against round-robin stopped early over models and judge noise."""
-    models = (6, 10) if args.quick else (6, 10, 20, 30)
+    """Print adaptive pairing and the rule "auto" against round-robin stopped early over models and judge noise."""
+    models = (6, 10) if args.quick else tuple(int(n) for n in args.sweep_models.split(","))
     seeds = 2 if args.quick else args.sweep_seeds
     items = 4 if args.quick else args.items
     base = simulation.SimulatedJudge()
@@ -80,7 +87,7 @@ def sweep(args: argparse.Namespace) -> None:
     )
     print(
         f"  {'models':>6} {'noise':>6} {'round-robin stopped early':>27} {'adaptive':>17}  verdict"
-        f"{'':<14} {'cover first, then adaptive':>27}  verdict"
+        f"{'':<6} {'auto (default)':>19}  verdict"
     )
     for noise in (base.noise, 2 * base.noise):
         judge = simulation.SimulatedJudge(noise=noise)
@@ -88,7 +95,7 @@ def sweep(args: argparse.Namespace) -> None:
             strengths = simulation.leaderboard_strengths(n_models)
             # A round costs at most one round-robin item, so both are compared at the same granularity.
             per_item = max(1, min(args.pairs_per_item, n_models * (n_models - 1) // 2 // items))
-            rr_first, rr_stay, ad_first, ad_stay, cf_first, cf_stay = [], [], [], [], [], []
+            rr_first, rr_stay, ad_first, ad_stay, au_first, au_stay = [], [], [], [], [], []
             for seed in range(seeds):
                 _, full = simulation.simulate_round_robin(strengths, n_items=items, seed=seed, judge=judge)
                 rr_first.append(full.fraction_reaching(args.target))
@@ -103,18 +110,18 @@ def sweep(args: argparse.Namespace) -> None:
                 )
                 ad_first.append(adaptive.fraction_reaching(args.target))
                 ad_stay.append(adaptive.fraction_staying(args.target))
-                _, covering = simulation.simulate_adaptive(
+                _, auto = simulation.simulate_adaptive(
                     strengths,
                     n_items=items,
                     seed=seed,
                     pairs_per_item=per_item,
                     budget=args.sweep_budget,
                     judge=judge,
-                    cover_first=True,
+                    rule="auto",
                 )
-                cf_first.append(covering.fraction_reaching(args.target))
-                cf_stay.append(covering.fraction_staying(args.target))
-            cells = [share(v) for v in (rr_first, rr_stay, ad_first, ad_stay, cf_first, cf_stay)]
+                au_first.append(auto.fraction_reaching(args.target))
+                au_stay.append(auto.fraction_staying(args.target))
+            cells = [share(v) for v in (rr_first, rr_stay, ad_first, ad_stay, au_first, au_stay)]
             text = ["-" if c is None else f"{c:.2f}" for c in cells]
 
             verdicts = [
@@ -125,7 +132,7 @@ def sweep(args: argparse.Namespace) -> None:
             ]
             print(
                 f"  {n_models:>6} {noise:>6.1f} {text[0]:>13} / {text[1]:<11} {text[2]:>8} / {text[3]:<6}  "
-                f"{verdicts[0]:<18} {text[4]:>19} / {text[5]:<6}  {verdicts[1]}",
+                f"{verdicts[0]:<12} {text[4]:>13} / {text[5]:<6}  {verdicts[1]}",
                 flush=True,
             )
     print(f"  {'time':<58} {time.perf_counter() - start:8.2f} s")

@@ -20,7 +20,8 @@ The code lives in submodules by concept; import the names from ``evaluation.rati
 - ``margins``: the margin mapping ``f(|k|)``;
 - ``display``: the Elo-like display scale with anchors;
 - ``verdicts``: rating computation from verdicts (label-free content order, seeded passes, averaging);
-- ``pairing``: round-robin and adaptive pairing (pairs likely misordered, chosen jointly across strata);
+- ``pairing``: round-robin, adaptive pairing (pairs likely misordered, chosen jointly across strata) and "auto"
+  (one round-robin pass first while the models are few, then adaptive);
 - ``agreement``: Kendall's tau-b between rankings, and Spearman, Kendall and Pearson-on-ranks correlations;
 - ``bradley_terry``: Bradley-Terry maximum-likelihood strengths (ties half a win each way) with bootstrap
   intervals, rank intervals and rank stability;
@@ -82,10 +83,12 @@ from evaluation.ratings.margins import (
     margin_repeats,
 )
 from evaluation.ratings.pairing import (
+    COVER_ROUNDS,
     EVEN_MATCH_SHRINK,
     PairChoice,
     pairs_adaptive,
     pairs_adaptive_batch,
+    pairs_auto_batch,
     pairs_round_robin,
 )
 from evaluation.ratings.update import DEFAULT_ENVIRONMENT, TrueSkillEnvironment, rate_1vs1
@@ -125,10 +128,12 @@ __all__ = [
     "pass_orders",
     "rate_verdicts",
     # pairing
+    "COVER_ROUNDS",
     "EVEN_MATCH_SHRINK",
     "PairChoice",
     "pairs_adaptive",
     "pairs_adaptive_batch",
+    "pairs_auto_batch",
     "pairs_round_robin",
     # agreement
     "RankAgreement",

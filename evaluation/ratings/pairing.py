@@ -6,6 +6,14 @@ counts misordered pairs, so the judge's calls go where a misorder is likely and 
 ratings. A batch is chosen greedily, one pair at a time; after each choice the two models' variances shrink as a
 TrueSkill update of an even match would shrink them (``EVEN_MATCH_SHRINK``), so a batch spreads over the pairs
 in doubt instead of repeating the single best one. See docs/statistics.md for the measurements.
+
+The rule "auto" (``pairs_auto_batch``) starts with one round-robin pass when that is cheap: with few models,
+round-robin stopped after its first item already orders them, and the doubt score alone spends its first rounds
+on the close pairs while the far ones, each cheap and reliable evidence for the whole order, wait. So while some
+pair has been judged in no stratum and judging every pair once costs at most ``COVER_ROUNDS`` rounds, the round
+judges exactly the pairs not judged yet, spread over the strata; every other round is adaptive. With many models
+one pass costs many rounds (20 models, 10 items, 4 pairs an item: 190 pairs against 40 a round), and adaptive
+alone is better there.
 """
 
 import math
@@ -22,6 +30,8 @@ from evaluation.ratings.update import DEFAULT_ENVIRONMENT, TrueSkillEnvironment
 # w = v (v + t) of a TrueSkill win at t = 0: v = phi(0) / Phi(0) = sqrt(2 / pi), so w = 2 / pi. It is the share
 # of the variance, relative to the performance variance c^2, that one game between equal ratings removes.
 EVEN_MATCH_SHRINK = 2.0 / math.pi
+# "auto" covers every pair once first only when that costs at most this many rounds of adaptive pairs.
+COVER_ROUNDS = 2
 
 
 def pairs_round_robin(models: Sequence[str], *, both_orders: bool = False) -> list[tuple[str, str]]:
@@ -81,13 +91,12 @@ def pairs_adaptive_batch(
     seed: int,
     environment: TrueSkillEnvironment = DEFAULT_ENVIRONMENT,
     max_per_model: int | None = None,
-    cover_first: bool = False,
+    cover_only: bool = False,
 ) -> dict[Hashable, list[PairChoice]]:
     """Choose up to ``pairs_per_stratum`` comparisons for each stratum (e.g. item and language), jointly.
 
-    With ``cover_first`` a pair no stratum has judged yet comes before every judged one, so the first batches
-    are one round-robin pass spread over the strata and only then does doubt decide: adaptive pairing is then
-    never slower than round-robin stopped after its first item, where that already orders the models.
+    With ``cover_only`` the batch holds only pairs no stratum has judged yet (most in doubt first) and ends when
+    each of them has been placed once: one round-robin pass spread over the strata (``pairs_auto_batch``).
 
     ``strata`` maps each stratum to the pairs already judged there (either order), which it will not get again.
     The strata share one set of ratings, so the batch is chosen as a whole: the best pair goes to the stratum
@@ -123,7 +132,7 @@ def pairs_adaptive_batch(
     # A pair no stratum can take any more is dropped for the rest of the batch.
     open_pairs = np.ones(len(first), dtype=bool)
     covered = np.zeros(len(first), dtype=bool)
-    if cover_first:
+    if cover_only:
         for judged in done:
             covered[list(judged)] = True
     else:
@@ -137,6 +146,8 @@ def pairs_adaptive_batch(
         for k in order:
             if not open_pairs[k]:
                 continue
+            if cover_only and covered[k]:
+                break
             i, j = int(first[k]), int(second[k])
             takers = [
                 s
@@ -175,3 +186,47 @@ def pairs_adaptive_batch(
         if not placed:
             break
     return chosen
+
+
+def cover_costs_rounds(n_models: int, *, n_strata: int, pairs_per_stratum: int) -> float:
+    """Return how many rounds (``pairs_per_stratum`` in each of ``n_strata`` strata) one pass over every pair costs."""
+    capacity = n_strata * pairs_per_stratum
+    pairs = n_models * (n_models - 1) // 2
+    return pairs / capacity if capacity else math.inf
+
+
+def pairs_auto_batch(
+    ratings: Mapping[str, tuple[float, float]],
+    *,
+    strata: Mapping[Hashable, Iterable[tuple[str, str]]],
+    pairs_per_stratum: int,
+    seed: int,
+    environment: TrueSkillEnvironment = DEFAULT_ENVIRONMENT,
+    max_per_model: int | None = None,
+) -> dict[Hashable, list[PairChoice]]:
+    """Choose the next round by the rule "auto": one round-robin pass first when it is cheap, then adaptive.
+
+    While some pair of models has been judged in no stratum and one pass over every pair costs at most
+    ``COVER_ROUNDS`` rounds (``cover_costs_rounds``), the round judges exactly the pairs not judged yet, spread
+    evenly over the strata (so a stratum may get more than ``pairs_per_stratum`` of them); otherwise it is
+    ``pairs_adaptive_batch``. Arguments as there.
+    """
+    strata = {key: list(pairs) for key, pairs in strata.items()}
+    if pairs_per_stratum < 0:
+        raise ValueError("pairs_per_stratum cannot be negative")
+    names = set(ratings)
+    judged = {
+        frozenset(pair) for pairs in strata.values() for pair in pairs if set(pair) <= names and len(set(pair)) == 2
+    }
+    uncovered = len(names) * (len(names) - 1) // 2 - len(judged)
+    rounds = cover_costs_rounds(len(names), n_strata=len(strata), pairs_per_stratum=pairs_per_stratum)
+    cover = uncovered > 0 and rounds <= COVER_ROUNDS
+    return pairs_adaptive_batch(
+        ratings,
+        strata=strata,
+        pairs_per_stratum=math.ceil(uncovered / len(strata)) if cover else pairs_per_stratum,
+        seed=seed,
+        environment=environment,
+        max_per_model=max_per_model,
+        cover_only=cover,
+    )

@@ -9,8 +9,9 @@ The two orders are combined by FACET's rule (an inconsistent pair is a tie), as 
 
 A tournament has ``n_items`` items (prompts); round-robin judges every pair on every item. Adaptive pairing
 judges ``pairs_per_item`` pairs per item per round, chosen jointly across items from the current ratings
-(``pairs_adaptive_batch``), exactly as evaluation runs do. After every round the ranking that a report would
-show (``rate_verdicts`` with its defaults) is compared with the true order by Kendall's tau. Everything is seeded.
+(``pairs_adaptive_batch``, or ``pairs_auto_batch`` for the rule "auto"), exactly as evaluation runs do. After
+every round the ranking that a report would show (``rate_verdicts`` with its defaults) is compared with the true
+order by Kendall's tau. Everything is seeded.
 """
 
 import math
@@ -20,7 +21,7 @@ import numpy as np
 
 from calibration.agreement import combine_facet
 from evaluation.ratings.agreement import rank_agreement
-from evaluation.ratings.pairing import pairs_adaptive_batch, pairs_round_robin
+from evaluation.ratings.pairing import pairs_adaptive_batch, pairs_auto_batch, pairs_round_robin
 from evaluation.ratings.verdicts import Verdict, rate_verdicts
 
 # The 27 published ratings (mu) of EQ-Bench 3's leaderboard of 2025-04-28 (published_ratings_2025-04-28.json).
@@ -132,15 +133,15 @@ def simulate_adaptive(
     budget: float = 1.0,
     judge: SimulatedJudge = SimulatedJudge(),
     selection_passes: int = 3,
-    cover_first: bool = False,
+    rule: str = "adaptive",
 ) -> tuple[list[Verdict], Tournament]:
-    """Run adaptive rounds until ``budget`` (a share of round-robin's calls) is spent or no pair is left.
+    """Run rounds of ``rule`` ("adaptive" or "auto") until ``budget`` (a share of round-robin's calls) is spent.
 
     Each round rates the verdicts so far with ``selection_passes`` passes (as evaluation runs do), chooses the
-    pairs of every item jointly and judges them in both orders. ``cover_first`` is ``pairs_adaptive_batch``'s
-    (every pair once, spread over the items, before doubt chooses), and the first round is then one round-robin
-    item's worth of pairs, so the first ranking costs what round-robin's first item costs.
+    pairs of every item jointly and judges them in both orders; it also stops when no pair is left. Under "auto"
+    a round that covers every pair once (``pairs_auto_batch``) costs what round-robin's first item costs.
     """
+    choose = {"adaptive": pairs_adaptive_batch, "auto": pairs_auto_batch}[rule]
     rng = np.random.default_rng(seed)
     names = model_names(len(strengths))
     mu = dict(zip(names, strengths, strict=True))
@@ -149,15 +150,13 @@ def simulate_adaptive(
     verdicts: list[Verdict] = []
     calls, taus = [], []
     current = rate_verdicts([], models=names, seed=seed, n_passes=1)
-    first_round = max(pairs_per_item, math.ceil(len(names) * (len(names) - 1) / 2 / n_items))
     round_number = 0
     while 2 * len(verdicts) < budget * round_robin_calls:
-        batch = pairs_adaptive_batch(
+        batch = choose(
             {r.model: (r.mu, r.sigma) for r in current.ratings},
             strata=judged,
-            pairs_per_stratum=first_round if cover_first and round_number == 0 else pairs_per_item,
+            pairs_per_stratum=pairs_per_item,
             seed=seed * 100_003 + round_number,
-            cover_first=cover_first,
         )
         if not batch:
             break

@@ -120,7 +120,8 @@ def _bradley_terry(run: RunFacts, codes: list[str], combined: Combined) -> tuple
 def _pairing_summary(
     run: RunFacts, verdicts: list[VerdictFacts], responses: list[ResponseFacts], bradley_terry: list[dict]
 ) -> dict | None:
-    """For an adaptive run: the judge calls made, those a round-robin on the same strata needs, and rank stability.
+    """For a run judged in rounds (adaptive or auto): its rule, the judge calls made, those a round-robin on the
+    same strata needs, and rank stability.
 
     A stratum is an item and language the judge saw; round-robin judges every pair of the models with a usable
     response there, in both orders.
@@ -133,6 +134,7 @@ def _pairing_summary(
         responding[(response.item_id, response.language)] += 1
     round_robin_calls = sum(responding[s] * (responding[s] - 1) for s in strata)
     return {
+        "rule": run.pairing,
         "judge_calls": len(verdicts),
         "round_robin_calls": round_robin_calls,
         "calls_saved": round_robin_calls - len(verdicts),

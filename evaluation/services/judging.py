@@ -28,7 +28,12 @@ def _pairs(models: list[ModelUnderTest]) -> list[tuple[ModelUnderTest, ModelUnde
 
 
 def _judging_batch(
-    run: EvaluationRun, judge: Judge, pairs_by_stratum: dict, responses: dict, entries: dict, names: list[str],
+    run: EvaluationRun,
+    judge: Judge,
+    pairs_by_stratum: dict,
+    responses: dict,
+    entries: dict,
+    names: list[str],
     missing: set[str],
 ) -> list[dict]:
     """Return one judge's prompts for the pairs (both orders); a jury member's refs name the member."""
@@ -169,12 +174,16 @@ def adaptive_next(run: EvaluationRun) -> dict:
 
     The ratings of a dimension and language (TrueSkill from its verdicts so far) are shared by its items, so the
     round's pairs are chosen as one batch (``ratings.pairs_adaptive_batch``): pairs whose order is most in doubt,
-    spread over the items that have not judged them yet, ``adaptive_pairs_per_round`` per item.
+    spread over the items that have not judged them yet, ``adaptive_pairs_per_round`` per item. Under the rule
+    "auto" (``ratings.pairs_auto_batch``) a dimension and language whose models are few enough first judges every
+    pair once, spread over its items, in one round.
     """
     from evaluation import ratings
 
     models = {m.code: m for m in run.models.all()}
-    judged = list(PairVerdict.objects.filter(run=run, parsed=True).select_related("model_a", "model_b", "item"))
+    # Every stored verdict counts as judged (its pair is not asked again there: one verdict per pair, item, language
+    # and order), but only the parsed ones rate the models.
+    judged = list(PairVerdict.objects.filter(run=run).select_related("model_a", "model_b", "item"))
     groups: dict[tuple, list[int]] = {}
     for entry in release_entries(run.release):
         if entry.item.kind != "open_prompt":
@@ -187,14 +196,15 @@ def adaptive_next(run: EvaluationRun) -> dict:
         same_dimension = [
             (v.model_a.code, v.model_b.code, v.score)
             for v in judged
-            if v.item.dimension_id == dimension_id and v.language == lang
+            if v.parsed and v.item.dimension_id == dimension_id and v.language == lang
         ]
         current = ratings.rate_verdicts(same_dimension, models=sorted(models), seed=run.seed, n_passes=3)
         done: dict[int, set[tuple[str, str]]] = {item_id: set() for item_id in item_ids}
         for v in judged:
             if v.language == lang and v.item_id in done:
                 done[v.item_id].add((v.model_a.code, v.model_b.code))
-        batch = ratings.pairs_adaptive_batch(
+        choose = ratings.pairs_auto_batch if run.pairing == EvaluationRun.Pairing.AUTO else ratings.pairs_adaptive_batch
+        batch = choose(
             {r.model: (r.mu, r.sigma) for r in current.ratings},
             strata=done,
             pairs_per_stratum=run.adaptive_pairs_per_round,

@@ -39,7 +39,7 @@ def evaluation_run_create(
     judge: Judge | None = None,
     judge_override_reason: str = "",
     protocol: str = EvaluationRun.Protocol.LETTER,
-    pairing: str = EvaluationRun.Pairing.ROUND_ROBIN,
+    pairing: str = EvaluationRun.Pairing.AUTO,
     combine_rule: str | None = None,
     margin_mapping: str = DEFAULT_MARGIN_MAPPING,
     seed: int = 0,
@@ -364,7 +364,7 @@ def advance_locked(run: EvaluationRun, *, user: AbstractBaseUser | None, start: 
                 _share_budget(run)
                 return run.phase
     elif (
-        run.pairing == EvaluationRun.Pairing.ADAPTIVE
+        EvaluationRun.Pairing(run.pairing).in_rounds
         and run.adaptive_round < run.adaptive_rounds
         and start_judging(run, adaptive_next(run), user, start)
     ):

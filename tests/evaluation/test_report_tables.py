@@ -197,6 +197,9 @@ def test_an_adaptive_run_counts_the_calls_a_round_robin_would_make():
     # Two prompts judged, two models answering each: round-robin asks one pair in two orders on each.
     assert summary["round_robin_calls"] == 4 and summary["judge_calls"] == 3 and summary["calls_saved"] == 1
     assert summary["share_of_round_robin"] == 0.75
+    assert summary["rule"] == "adaptive"
+    auto = report_tables(facts(pairing="auto", adaptive=True))["subjective"]["pairing_summary"]
+    assert auto["rule"] == "auto" and auto["judge_calls"] == 3
 
 
 def test_standing_names_every_model_and_the_report_states_the_run():

@@ -114,3 +114,39 @@ def test_a_failing_model_and_an_unparseable_judge_are_reported_not_averaged_over
     assert report["subjective"]["parsed"] == 0 and report["subjective"]["failed"] > 0
     assert report["subjective"]["ratings"] == []
     assert any("unparseable" in note for note in report["notes"])
+
+
+def test_auto_pairing_is_the_default_and_first_judges_every_pair_once_where_that_costs_at_most_two_rounds(
+    frozen_release, primary, make_endpoint, researcher
+):
+    from collections import defaultdict
+
+    from evaluation.ratings import pairs_round_robin
+
+    endpoints = [
+        make_endpoint(m) for m in ("sim-mcq-acc90", "sim-style-template", "sim-style-list", "sim-style-concise")
+    ]
+    run = services.evaluation_run_create(
+        name="auto", release=frozen_release, endpoints=endpoints, languages=["en"], user=researcher
+    )
+    assert run.pairing == EvaluationRun.Pairing.AUTO
+    run.adaptive_rounds, run.adaptive_pairs_per_round = 2, 1
+    run.save()
+    services.evaluation_run_start(run=run, user=researcher, start=False)
+    drive_evaluation_run(run)
+    run.refresh_from_db()
+    every_pair = {frozenset(p) for p in pairs_round_robin(sorted(m.code for m in run.models.all()))}
+    first_round: dict[int, list[frozenset]] = defaultdict(list)
+    items: dict[int, set[int]] = defaultdict(set)
+    for v in PairVerdict.objects.filter(run=run, order="AB").select_related("item", "model_a", "model_b"):
+        items[v.item.dimension_id].add(v.item_id)
+        if v.round == 1:
+            first_round[v.item.dimension_id].append(frozenset((v.model_a.code, v.model_b.code)))
+    covered = [d for d, ids in items.items() if len(every_pair) <= 2 * len(ids)]  # 6 pairs, 1 pair an item
+    assert covered, "the release needs a dimension with three or more open prompts"
+    for dimension in covered:
+        assert sorted(first_round[dimension], key=sorted) == sorted(every_pair, key=sorted)
+    for dimension in set(items) - set(covered):
+        assert len(first_round[dimension]) <= len(items[dimension])
+    summary = run.report["subjective"]["pairing_summary"]
+    assert summary["rule"] == "auto" and run.report["pairing"] == "auto"

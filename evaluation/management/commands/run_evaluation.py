@@ -23,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--model", action="append", required=True, metavar="ENDPOINT_NAME")
         parser.add_argument("--language", action="append", choices=["en", "zh"])
         parser.add_argument("--protocol", choices=[p.value for p in EvaluationRun.Protocol], default="letter")
-        parser.add_argument("--pairing", choices=[p.value for p in EvaluationRun.Pairing], default="round_robin")
+        parser.add_argument("--pairing", choices=[p.value for p in EvaluationRun.Pairing], default="auto")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--judge-override-reason", default="")
         parser.add_argument("--estimate-only", action="store_true", help="print the estimate and create nothing")
