@@ -308,12 +308,17 @@ def test_the_api_job_lists_every_line_error_and_nothing_is_written(taxonomy, tok
     assert Item.objects.count() == 0
 
 
-def test_the_api_refuses_an_upload_without_a_file_or_with_an_unknown_format(taxonomy, token_client):
+def test_the_api_refuses_an_upload_without_a_file_with_an_unknown_format_or_empty(taxonomy, token_client):
     missing = token_client.post("/api/item-imports/", {"format": "eistudio"})
     unknown = token_client.post("/api/item-imports/", {"file": jsonl(record("u-1")), "format": "csv"})
 
+    empty = token_client.post("/api/item-imports/", {"file": SimpleUploadedFile("empty.jsonl", b"\n")})
+
     assert missing.status_code == 400 and "file" in missing.json()
     assert unknown.status_code == 400 and "format" in unknown.json()
+    assert empty.status_code == 400 and empty.json()["errors"] == [
+        {"line": 0, "field": "file", "message": "the file holds no records"}
+    ]
     assert not ItemImportJob.objects.exists()
 
 
