@@ -257,10 +257,26 @@ def finish(rng: random.Random) -> None:
     studies_reset()
     build_calibration(benchmark=benchmark, lead=lead, researcher=researcher, experts=experts, rng=rng)
     build_evaluation(benchmark=benchmark, lead=lead, researcher=researcher, rng=rng)
+    build_import_jobs(lead=lead)
     call_command("similarity_index", verbosity=0)  # near-duplicate signatures, as saving each item would write
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
+
+
+def build_import_jobs(*, lead: object) -> None:
+    """Two finished item import jobs of the lead expert: one done, one failed with the most errors a job lists."""
+    from annotation.items.models import ItemImportJob
+    from annotation.items.services.import_jobs import MAX_LISTED
+
+    ItemImportJob.objects.filter(created_by=lead).delete()
+    error = {"field": "dimension", "message": "unknown dimension code 'x'"}
+    errors = [{"line": n, **error} for n in range(1, MAX_LISTED + 1)]
+    common = {"created_by": lead, "format": "eistudio", "sha256": "0" * 64, "size": 30_000_000, "total": 22_000}
+    ItemImportJob.objects.create(filename="bench-done.jsonl", status="done", created=22_000, processed=22_000, **common)
+    ItemImportJob.objects.create(
+        filename="bench-failed.jsonl", status="failed", errors=errors, error_count=2 * MAX_LISTED, **common
+    )
 
 
 def measure(requests: list[Case], runs: int, items: int, show_queries: bool = False) -> list[dict]:

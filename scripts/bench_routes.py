@@ -173,6 +173,7 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         DraftingJob,
         EmotionCategory,
         Item,
+        ItemImportJob,
         ItemRevision,
         Scenario,
         ScenarioDomain,
@@ -204,6 +205,7 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
     calls = _ids(LLMCall.objects.all(), "LLM call")
     endpoints = _ids(Endpoint.objects.all(), "endpoint")
     jobs = _ids(DraftingJob.objects.all(), "drafting job")
+    import_jobs = _ids(ItemImportJob.objects.filter(created_by__username=LEAD), "item import job")
     juries = _ids(Judge.objects.filter(kind="jury"), "jury")
     dimension = Dimension.objects.filter(children__isnull=True).order_by("pk").first()
     E, L, R = EXPERT, LEAD, RESEARCHER  # noqa: N806
@@ -236,6 +238,7 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         "items:item-schema": [Case("item schema", E, "/schema/item.json")],
         "items:drafting": [Case("drafting", L, "/drafting/")],
         "items:drafting-job": [Case("drafting job", L, f"/drafting/jobs/{pk}/") for pk in jobs],
+        "items:item-import-job": [Case("item import job", L, f"/items/imports/{pk}/") for pk in import_jobs],
         "screening:round-list": [Case("screening rounds", L, "/screening/")],
         "screening:round-open": [Case("new round form", L, "/screening/new/")],
         "screening:round-detail": [
@@ -314,6 +317,8 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
             Case("API items, filters", R, f"/api/items/?status=accepted&dimension={dimension.code}"),
         ],
         "item-detail": [Case("API item", R, f"/api/items/{u}/") for u in uids],
+        "item-import-list": [Case("API item imports", L, "/api/item-imports/")],
+        "item-import-detail": [Case("API item import", L, f"/api/item-imports/{pk}/") for pk in import_jobs],
         "item-revisions": [Case("API item revisions", R, f"/api/items/{u}/revisions/") for u in uids],
         "item-status-decisions": [Case("API item status decisions", R, f"/api/items/{u}/status/") for u in uids],
         "revision-list": [

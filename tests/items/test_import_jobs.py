@@ -308,12 +308,17 @@ def test_the_api_job_lists_every_line_error_and_nothing_is_written(taxonomy, tok
     assert Item.objects.count() == 0
 
 
-def test_the_api_refuses_an_upload_without_a_file_or_with_an_unknown_format(taxonomy, token_client):
+def test_the_api_refuses_an_upload_without_a_file_with_an_unknown_format_or_empty(taxonomy, token_client):
     missing = token_client.post("/api/item-imports/", {"format": "eistudio"})
     unknown = token_client.post("/api/item-imports/", {"file": jsonl(record("u-1")), "format": "csv"})
 
+    empty = token_client.post("/api/item-imports/", {"file": SimpleUploadedFile("empty.jsonl", b"\n")})
+
     assert missing.status_code == 400 and "file" in missing.json()
     assert unknown.status_code == 400 and "format" in unknown.json()
+    assert empty.status_code == 400 and empty.json()["errors"] == [
+        {"line": 0, "field": "file", "message": "the file holds no records"}
+    ]
     assert not ItemImportJob.objects.exists()
 
 
@@ -355,3 +360,42 @@ def test_the_job_page_reads_a_fixed_number_of_queries_whatever_the_errors(taxono
             assert client.get(f"/items/imports/{job.pk}/").status_code == 200
         counts.append(len(captured))
     assert counts[0] == counts[1] and counts[0] <= 6, counts
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_the_writing_stage_reports_its_count_from_inside_the_transaction(taxonomy, expert, monkeypatch):
+    """The items are written in one transaction; a second connection of the worker's own writes the count, so that
+    the page (another connection) sees it while the transaction is still open."""
+    import os
+
+    from django.db import connections
+
+    if connection.vendor != "postgresql":
+        if os.environ.get("REQUIRE_POSTGRES") == "1":
+            pytest.fail("REQUIRE_POSTGRES=1 but the tests do not run on PostgreSQL (set DATABASE_URL)")
+        pytest.skip("needs PostgreSQL: on SQLite, with one writer at a time, the count comes at the end")
+    monkeypatch.setattr(services.bulk_import, "BATCH_SIZE", 2)
+    monkeypatch.setattr(import_jobs, "PROGRESS_SECONDS", 0)
+    job = import_jobs.item_import_job_start(data=body(*(record(f"pg-{n}") for n in range(5))), user=expert)
+    page = connections.create_connection("default")  # what the job page's connection reads
+    seen = []
+
+    class Watched(import_jobs._ProgressWriter):  # noqa: SLF001
+        def __call__(self, stage: str, processed: int, total: int) -> None:
+            super().__call__(stage, processed, total)
+            if stage == "writing" and processed:
+                assert connection.in_atomic_block, "inside the import's transaction"
+                with page.cursor() as cursor:
+                    cursor.execute("SELECT stage, processed, total FROM items_itemimportjob WHERE id = %s", [job.pk])
+                    seen.append(cursor.fetchone())
+                    cursor.execute("SELECT count(*) FROM items_item WHERE uid LIKE 'pg-%%'")
+                    seen.append(("items", cursor.fetchone()[0]))
+
+    monkeypatch.setattr(import_jobs, "_ProgressWriter", Watched)
+    try:
+        import_jobs.item_import_job_work(job_id=job.pk)
+    finally:
+        page.close()
+
+    assert seen == [("writing", 2, 5), ("items", 0), ("writing", 4, 5), ("items", 0), ("writing", 5, 5), ("items", 0)]
+    assert Item.objects.filter(uid__startswith="pg-").count() == 5
