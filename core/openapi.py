@@ -2,11 +2,11 @@
 
 Every view answers errors the same way (``core.api_errors``), so the schema declares them here rather than view by
 view: ``401`` (a token sent and refused) and ``403`` (no credentials, or a role without the permission) for every
-operation that needs a signed-in user, ``404`` for an operation with an id in its path and for a paginated list
-(a page past the last), ``400`` for an operation that reads a body or query parameters (a list refuses unknown
-ones: ``core.query_params``), ``409`` for a write that a state conflict can refuse, ``413`` for a body over
-``DATA_UPLOAD_MAX_MEMORY_SIZE`` and ``429`` for a throttled view. An operation's own ``extend_schema`` answers for
-a status take precedence.
+operation that needs a signed-in user; ``404`` for an operation with an id in its path or query (a paginated
+list: a page past the last); ``400`` for one that reads a body or query parameters (a list refuses unknown ones:
+``core.query_params``); ``409`` for a write that a state conflict can refuse; ``413`` for a body over
+``DATA_UPLOAD_MAX_MEMORY_SIZE``; ``429`` for a throttled view. A status an operation's own ``extend_schema``
+declares keeps its description, and gets the error body when it declares none (``409: None``).
 
 Fields are also described as they answer: a read-only field whose source crosses a nullable relation
 (``created_by.username``) or that defaults to ``None`` is nullable, and a choice field of a model field that may be
@@ -71,15 +71,14 @@ class AutoSchema(openapi.AutoSchema):
 
     def _get_response_bodies(self, direction: str = "response") -> dict:
         responses = super()._get_response_bodies(direction)
-        for code in self.error_statuses():
-            if code in responses:
-                continue
+        declared = {code for code in responses if code in STATUSES and not responses[code].get("content")}
+        for code in sorted(declared | {code for code in self.error_statuses() if code not in responses}):
             description, name, schema = STATUSES[code]
             component = ResolvedComponent(name=name, type=ResolvedComponent.SCHEMA, schema=schema, object=name)
             self.registry.register_on_missing(component)
             responses[code] = {
                 "content": {"application/json": {"schema": component.ref}},
-                "description": str(description),
+                "description": responses.get(code, {}).get("description") or str(description),
             }
         return responses
 
@@ -95,7 +94,7 @@ class AutoSchema(openapi.AutoSchema):
             codes.append("400")
         if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
             codes += ["401", "403"]
-        if has_path_parameters or is_list:
+        if has_path_parameters or has_query:  # an id in the path or the query, or a page past the last
             codes.append("404")
         if self.method in WRITE_METHODS:
             codes.append("409")
@@ -106,7 +105,8 @@ class AutoSchema(openapi.AutoSchema):
         return codes
 
     def _map_serializer_field(self, field: serializers.Field, direction: str, bypass_extensions: bool = False) -> dict:
-        if direction != "response":
+        # A component serves both directions unless split: read-only fields are described as they answer in both.
+        if direction != "response" and not field.read_only:
             return super()._map_serializer_field(field, direction, bypass_extensions)
         saved = field.allow_null, getattr(field, "allow_blank", None)
         path = model_fields_along(field)
