@@ -67,7 +67,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def get_queryset(self):  # noqa: ANN201
         if self.action != "list":
             return selectors.run_list()
-        params = RunFilterSerializer(data=self.request.query_params)
+        params = RunFilterSerializer(data=given_parameters(self.request))
         params.is_valid(raise_exception=True)
         return selectors.run_list(**params.validated_data)
 
@@ -149,6 +149,11 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         return self._act(pk, services.run_cancel)
 
 
+def given_parameters(request: Request) -> dict[str, str]:
+    """Return the query parameters that have a value (``?status=`` filters nothing, as before)."""
+    return {name: value for name, value in request.query_params.items() if value != ""}
+
+
 class CallViewSet(viewsets.ReadOnlyModelViewSet):
     """The call log: every request sent (or served from the cache), with its reply, tokens, cost and attempts."""
 
@@ -158,7 +163,7 @@ class CallViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):  # noqa: ANN201
         if self.action == "retrieve":
             return LLMCall.objects.select_related("endpoint")
-        params = CallFilterSerializer(data=self.request.query_params)
+        params = CallFilterSerializer(data=given_parameters(self.request))
         params.is_valid(raise_exception=True)
         return selectors.call_list(**params.validated_data)
 
