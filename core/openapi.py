@@ -15,7 +15,6 @@ blank (``difficulty``, ``error_kind``) lists ``""`` among its values.
 
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
-from django.utils.translation import gettext_lazy as _
 from drf_spectacular import openapi
 from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
@@ -56,13 +55,13 @@ VALIDATION_ERROR = {
     "additionalProperties": {},
 }
 STATUSES = {
-    "400": (_("The request was refused: see the fields named."), "ValidationError", VALIDATION_ERROR),
-    "401": (_("The API token sent is unknown, revoked or expired."), "Error", ERROR),
-    "403": (_("Not signed in, or the role may not do this: the detail says which roles may."), "Error", ERROR),
-    "404": (_("No such object, or no such page of the list."), "Error", ERROR),
-    "409": (_("The object's state does not allow this now."), "Error", ERROR),
-    "413": (_("The request body is too large."), "Error", ERROR),
-    "429": (_("Too many requests: wait the seconds of Retry-After."), "Error", ERROR),
+    "400": ("The request was refused: see the fields named.", "ValidationError", VALIDATION_ERROR),
+    "401": ("The API token sent is unknown, revoked or expired.", "Error", ERROR),
+    "403": ("Not signed in, or the role may not do this: the detail says which roles may.", "Error", ERROR),
+    "404": ("No such object, or no such page of the list.", "Error", ERROR),
+    "409": ("The object's state does not allow this now.", "Error", ERROR),
+    "413": ("The request body is too large.", "Error", ERROR),
+    "429": ("Too many requests: wait the seconds of Retry-After.", "Error", ERROR),
 }
 
 
@@ -78,7 +77,7 @@ class AutoSchema(openapi.AutoSchema):
             self.registry.register_on_missing(component)
             responses[code] = {
                 "content": {"application/json": {"schema": component.ref}},
-                "description": responses.get(code, {}).get("description") or str(description),
+                "description": responses.get(code, {}).get("description") or description,
             }
         return responses
 

@@ -7,20 +7,21 @@ in every status, a screening round with a review, generated and imported respons
 calibration run with its report and judge selection, a frozen release and an evaluation run on it.
 
 Each role (expert, lead expert, researcher, admin, and no token at all) runs the CLI with a bounded number of
-examples per operation (``SCHEMATHESIS_MAX_EXAMPLES``, 8 by default) and the checks ``not_a_server_error``,
+examples per operation (``SCHEMATHESIS_MAX_EXAMPLES``, 3 by default, in the phases ``SCHEMATHESIS_PHASES``:
+``examples,fuzzing``; add ``coverage`` for its thousands of edge cases per role) and the checks ``not_a_server_error``,
 ``status_code_conformance``, ``content_type_conformance`` and ``response_schema_conformance``: a 500, a status
 the operation does not declare, a media type it does not declare or a body its schema does not describe fails the
 test, which prints each role's cases and failures. Schemathesis writes what it likes (it deletes, revises, freezes,
 revokes its own token): it does so in this test's database, which ``transactional_db`` empties afterwards.
 """
 
-import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from annotation.items.models import Benchmark
@@ -102,9 +103,9 @@ def api_study(transactional_db, taxonomy, make_endpoint, make_user, expert, lead
     return {"expert": expert, "lead_expert": lead, "researcher": researcher, "admin": admin_user}
 
 
-def run_role(binary: str, role: str, schema: Path, base_url: str, token: str | None, report: Path) -> dict:
+def run_role(binary: str, role: str, schema: Path, base_url: str, token: str | None, workdir: Path) -> dict:
     """Run the CLI as ``role``; return its case count, failures and output."""
-    max_examples = os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "8")
+    max_examples = os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "3")
     command = [
         binary,
         "run",
@@ -120,63 +121,43 @@ def run_role(binary: str, role: str, schema: Path, base_url: str, token: str | N
         "--workers",
         "1",
         "--phases",
-        os.environ.get("SCHEMATHESIS_PHASES", "examples,coverage,fuzzing"),
+        os.environ.get("SCHEMATHESIS_PHASES", "examples,fuzzing"),
         "--no-shrink",
         "--suppress-health-check",
         "all",
         "--request-timeout",
         "60",
-        "--report",
-        "ndjson",
-        "--report-ndjson-path",
-        str(report),
         "--output-truncate",
         "true",
     ]
     if token:
         command += ["--header", f"Authorization: Token {token}"]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)  # noqa: S603
+    # In a folder of the test's: the CLI keeps a cache (.schemathesis/) in its working directory.
+    completed = subprocess.run(  # noqa: S603
+        command, capture_output=True, text=True, timeout=900, check=False, cwd=workdir
+    )
     output = completed.stdout + completed.stderr
-    cases = _cases(report)
+    cases = _cases(output)
     return {"role": role, "exit": completed.returncode, "cases": cases, "output": output}
 
 
-def _cases(report: Path) -> int:
-    """Count the test cases the ndjson report records (one per request schemathesis made and checked)."""
-    if not report.exists():
-        return 0
-    count = 0
-    for line in report.read_text().splitlines():
-        if '"ScenarioFinished"' in line:
-            count += len(json.loads(line).get("ScenarioFinished", {}).get("recorder", {}).get("cases", {}))
-    return count
+def _cases(output: str) -> int:
+    """Return the number of test cases the CLI's summary says it generated (each one request, checked)."""
+    found = re.search(r"Test cases:\s+(\d+) generated", output)
+    return int(found.group(1)) if found else 0
 
 
 def test_every_role_gets_only_answers_the_schema_describes_and_no_server_error(api_study, live_server, tmp_path):
     binary = schemathesis_bin()
     tokens = {role: Token.objects.create(user=user).key for role, user in api_study.items()}
     # The schema as the API serves it (to signed-in users): fetched once, then given to every role's run.
-    from django.test import Client
-
     answer = Client().get(
         "/api/schema/", headers={"authorization": f"Token {tokens['admin']}", "accept": "application/json"}
     )
     assert answer.status_code == 200, answer.content[:500]
     schema = tmp_path / "schema.json"
     schema.write_bytes(answer.content)
-    if keep := os.environ.get("SCHEMATHESIS_KEEP_DB"):  # DEV ONLY
-        import sqlite3
-
-        from django.db import connection
-
-        target = sqlite3.connect(keep)
-        sqlite3.connect(connection.settings_dict["NAME"]).backup(target)
-        target.close()
-        Path(keep + ".tokens.json").write_text(json.dumps(tokens))
-        return
-    results = [
-        run_role(binary, role, schema, live_server.url, tokens.get(role), tmp_path / f"{role}.ndjson") for role in ROLES
-    ]
+    results = [run_role(binary, role, schema, live_server.url, tokens.get(role), tmp_path) for role in ROLES]
     summary = "\n".join(f"{r['role']}: {r['cases']} cases, exit {r['exit']}" for r in results)
     print(summary)  # noqa: T201 - the closing note of issue 28 reports these
     failed = [r for r in results if r["exit"] != 0]
@@ -186,6 +167,6 @@ def test_every_role_gets_only_answers_the_schema_describes_and_no_server_error(a
 
 
 def _failures(output: str) -> str:
-    """The part of the CLI output that names the failures (from its FAILURES section)."""
-    match = re.search(r"=+ FAILURES =+", output)
+    """The part of the CLI output that names the errors and failures (from its ERRORS or FAILURES section)."""
+    match = re.search(r"=+ (ERRORS|FAILURES) =+", output)
     return output[match.start() :] if match else output[-20000:]
