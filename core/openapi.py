@@ -21,6 +21,9 @@ from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.permissions import AllowAny
 
+from core.inputs import ID_MAX
+
+DIGITS = frozenset({"^[0-9]+$", r"^\d+$"})
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -102,6 +105,14 @@ class AutoSchema(openapi.AutoSchema):
         if self.view.get_throttles():
             codes.append("429")
         return codes
+
+    def _resolve_path_parameters(self, variables: list[str]) -> list[dict]:
+        """Path ids the router takes as digits only (``core.routing.IntegerLookupRouter``) are integers."""
+        parameters = super()._resolve_path_parameters(variables)
+        for parameter in parameters:
+            if parameter["schema"].get("pattern") in DIGITS:
+                parameter["schema"] = {"type": "integer", "minimum": 0, "maximum": ID_MAX}
+        return parameters
 
     def _map_serializer_field(self, field: serializers.Field, direction: str, bypass_extensions: bool = False) -> dict:
         # A component serves both directions unless split: read-only fields are described as they answer in both.

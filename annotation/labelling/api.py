@@ -248,7 +248,15 @@ class ComparisonSetViewSet(
         filename = f"preference-pairs-set-{comparison_set.pk}"
         return table_response(rows, exports.PAIR_COLUMNS, fmt, filename=filename, headers=pair_headers(counts))
 
-    @extend_schema(responses={(200, "application/json"): bytes})
+    @extend_schema(
+        responses={
+            (200, "application/json"): {
+                "type": "array",
+                "description": "Label Studio tasks: each with its data (the comparison, both texts anonymised).",
+                "items": {"type": "object", "properties": {"data": {"type": "object"}}, "required": ["data"]},
+            }
+        }
+    )
     @action(detail=True, methods=["get"], url_path="label-studio/tasks", url_name="label-studio-tasks")
     def label_studio_tasks(self, request: Request, pk: str | None = None) -> HttpResponse:
         """The set as Label Studio tasks: one per comparison, texts anonymised, the order shown in ``shown_order``."""

@@ -15,16 +15,19 @@ test, which prints each role's cases and failures. Schemathesis writes what it l
 revokes its own token): it does so in this test's database, which ``transactional_db`` empties afterwards.
 """
 
+import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from django.apps import apps
+from django.db.models import AutoField
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from annotation.items.models import Benchmark
+from annotation.items.models import Benchmark, Item
 from annotation.labelling import services as labelling
 from annotation.screening.criteria import default_criteria_create
 from annotation.screening.models import Criterion
@@ -40,6 +43,7 @@ from tests.factories import (
     work_llm_run,
 )
 
+STUDY_APPS = ("items", "screening", "labelling", "releases", "calibration", "evaluation", "llm")
 ROLES = ("expert", "lead_expert", "researcher", "admin", "anonymous")
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
 OPEN_PROMPTS = {
@@ -103,6 +107,30 @@ def api_study(transactional_db, taxonomy, make_endpoint, make_user, expert, lead
     return {"expert": expert, "lead_expert": lead, "researcher": researcher, "admin": admin_user}
 
 
+def write_config(folder: Path) -> None:
+    """Write ``schemathesis.toml`` (read from the CLI's working directory): path ids, uids and formats that exist,
+    offered in most cases, so that operations answer more than 404 (the rest stay generated)."""
+    ids: set[int] = set()
+    for model in apps.get_models():
+        if model._meta.app_label in STUDY_APPS and isinstance(model._meta.pk, AutoField):
+            ids.update(model.objects.order_by("pk").values_list("pk", flat=True)[:3])
+    dictionaries = {
+        "ids": sorted(ids),
+        "uids": sorted(Item.objects.values_list("uid", flat=True)),
+        "formats": ["csv", "jsonl", "parquet", "json", "tex", "png", "pdf", "svg"],
+    }
+    lines = []
+    for name, values in dictionaries.items():
+        lines += [f"[dictionaries.{name}]", f"values = {json.dumps(values)}"]
+    lines += [
+        "[parameters]",
+        '"path.id" = { dictionary = "ids", probability = 0.7 }',
+        '"path.uid" = { dictionary = "uids", probability = 0.7 }',
+        '"path.fmt" = { dictionary = "formats", probability = 0.7 }',
+    ]
+    (folder / "schemathesis.toml").write_text("\n".join(lines) + "\n")
+
+
 def run_role(binary: str, role: str, schema: Path, base_url: str, token: str | None, workdir: Path) -> dict:
     """Run the CLI as ``role``; return its case count, failures and output."""
     max_examples = os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "3")
@@ -157,6 +185,7 @@ def test_every_role_gets_only_answers_the_schema_describes_and_no_server_error(a
     assert answer.status_code == 200, answer.content[:500]
     schema = tmp_path / "schema.json"
     schema.write_bytes(answer.content)
+    write_config(tmp_path)
     results = [run_role(binary, role, schema, live_server.url, tokens.get(role), tmp_path) for role in ROLES]
     summary = "\n".join(f"{r['role']}: {r['cases']} cases, exit {r['exit']}" for r in results)
     print(summary)  # noqa: T201 - the closing note of issue 28 reports these
