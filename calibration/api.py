@@ -36,9 +36,19 @@ from calibration.serializers import (
     SuggestionSerializer,
 )
 from calibration.views import BLIND
+from core.figures import CONTENT_TYPES as FIGURE_CONTENT_TYPES
+from core.figures import FORMATS as FIGURE_FORMATS
 from core.permissions import api_permission
 from core.routing import app_router
-from core.rowfiles import FORMATS, language_param, pair_headers, table_response
+from core.rowfiles import (
+    FORMATS,
+    TABLE_RESPONSES,
+    language_param,
+    media_type_responses,
+    pair_headers,
+    table_response,
+    unknown_format_response,
+)
 
 RUN_JUDGE = "calibration.run_judge"
 REPORT_STATE_EXAMPLE = {
@@ -292,9 +302,10 @@ class CalibrationRunViewSet(
 
     @extend_schema(
         request=None,
-        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=sorted(DOWNLOADS))],
+        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=sorted(DOWNLOADS) + list(FIGURE_FORMATS))],
         responses={
-            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            **media_type_responses([content_type for content_type, _build in DOWNLOADS.values()]),
+            **media_type_responses(FIGURE_CONTENT_TYPES.values()),
             404: OpenApiResponse(description="unknown format"),
             409: OpenApiResponse(description="not computed yet"),
         },
@@ -307,9 +318,7 @@ class CalibrationRunViewSet(
             return not_ready()
         found = report_file(run, fmt)
         if found is None:
-            return Response(
-                {"fmt": [_("Unknown format.")], "choices": sorted(DOWNLOADS)}, status=status.HTTP_404_NOT_FOUND
-            )
+            return unknown_format_response(sorted(DOWNLOADS) + list(FIGURE_FORMATS))
         content, content_type, filename = found
         response = HttpResponse(content, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -317,7 +326,7 @@ class CalibrationRunViewSet(
 
     @extend_schema(
         parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
-        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+        responses={**TABLE_RESPONSES, 409: OpenApiResponse(description="not computed yet")},
     )
     @action(detail=True, methods=["get"], url_path=r"verdicts/(?P<fmt>[a-z]+)", url_name="verdicts")
     def verdicts(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
@@ -327,7 +336,7 @@ class CalibrationRunViewSet(
 
     @extend_schema(
         parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
-        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+        responses={**TABLE_RESPONSES, 409: OpenApiResponse(description="not computed yet")},
     )
     @action(detail=True, methods=["get"], url_path=r"pairs/(?P<fmt>[a-z]+)", url_name="pairs")
     def pairs(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
@@ -342,7 +351,7 @@ class CalibrationRunViewSet(
         except ValueError:
             return Response({"language": [_("Expected en or zh.")]}, status=status.HTTP_400_BAD_REQUEST)
         if fmt not in FORMATS:
-            return Response({"fmt": [_("Unknown format.")], "choices": list(FORMATS)}, status=status.HTTP_404_NOT_FOUND)
+            return unknown_format_response(FORMATS)
         if not pairs:
             rows = exports.verdict_rows(run=run, language=language)
             return table_response(rows, exports.VERDICT_COLUMNS, fmt, filename=f"verdicts-calibration-{run.pk}")

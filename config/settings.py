@@ -343,7 +343,7 @@ REST_FRAMEWORK = {
         "core.tokens.ExpiringTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.openapi.AutoSchema",  # every operation declares its error answers
     "DEFAULT_PAGINATION_CLASS": "core.pagination.PageSizePagination",
     # A list answers 400 naming a query parameter it does not declare (core.query_params).
     "DEFAULT_FILTER_BACKENDS": ["core.query_params.KnownQueryParameters"],

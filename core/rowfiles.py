@@ -17,6 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.http import StreamingHttpResponse
+from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from rest_framework import status
+from rest_framework.response import Response
 
 from core.csvsafe import csv_safe_cell
 
@@ -39,6 +43,27 @@ class Column:
 
     name: str
     type: str = "str"
+
+
+def media_type_responses(content_types: Iterable[str], code: int = 200) -> dict:
+    """Return the OpenAPI answers (``extend_schema(responses=...)``) of a download in any of ``content_types``."""
+    media_types = [content_type.split(";")[0] for content_type in content_types]
+    return {
+        (code, media): OpenApiTypes.OBJECT if media == "application/json" else OpenApiTypes.BINARY
+        for media in media_types
+    }
+
+
+TABLE_RESPONSES = media_type_responses(CONTENT_TYPES.values())
+
+
+def unknown_format_response(choices: Iterable[str]) -> Response:
+    """The 404 of a download asked for in a format it does not offer: the reason, and the formats it offers."""
+    reason = _("Unknown format.")
+    return Response(
+        {"detail": reason, "code": "not_found", "fmt": [reason], "choices": list(choices)},
+        status=status.HTTP_404_NOT_FOUND,
+    )
 
 
 class UnknownFormat(ValueError):

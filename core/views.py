@@ -6,7 +6,7 @@ import re
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, HttpResponseServerError
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.templatetags.static import static
 from django.utils.html import escape
@@ -57,6 +57,10 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     # A view's own message ("No item with uid x."), Django's "No <Model> matches..." in the user's words; the
     # resolver's 404 carries a dict of the patterns tried, which gives "".
     reason = not_found_message(exception) if exception is not None else ""
+    if request.path_info.startswith("/api/"):
+        # A path of the API that matches no route (``/api/llm/runs/abc/progress/``: ids are digits) answers as the
+        # API's own 404s do (core.api_errors), in JSON, as the OpenAPI schema declares.
+        return JsonResponse({"detail": reason or _("There is no such object."), "code": "not_found"}, status=404)
     uid = ""
     if match := re.fullmatch(r"/items/([^/]+)/.*", request.path):
         uid = match.group(1)

@@ -20,10 +20,19 @@ from rest_framework.response import Response
 from core.inputs import page_number
 from core.permissions import api_permission
 from core.routing import app_router
-from core.rowfiles import FORMATS, language_param, pair_headers, table_response
+from core.rowfiles import (
+    FORMATS,
+    TABLE_RESPONSES,
+    language_param,
+    media_type_responses,
+    pair_headers,
+    table_response,
+    unknown_format_response,
+)
 from evaluation import exports, selectors, services
 from evaluation.models import EvaluationRun
 from evaluation.report import report_file, report_files_names
+from evaluation.report.files import CONTENT_TYPES as FILE_CONTENT_TYPES
 from evaluation.serializers import (
     BudgetSerializer,
     EstimateSerializer,
@@ -243,7 +252,7 @@ class EvaluationRunViewSet(
         request=None,
         parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="e.g. report.json")],
         responses={
-            (200, "application/octet-stream"): OpenApiTypes.BINARY,
+            **media_type_responses([*FILE_CONTENT_TYPES.values(), "application/octet-stream"]),
             404: OpenApiResponse(description="no such file"),
             409: OpenApiResponse(description="not ready yet"),
         },
@@ -256,7 +265,8 @@ class EvaluationRunViewSet(
             return not_ready()
         found = report_file(run, name)
         if found is None:
-            return Response({"name": [_("No such file.")]}, status=status.HTTP_404_NOT_FOUND)
+            reason = _("No such file.")
+            return Response({"detail": reason, "code": "not_found", "name": [reason]}, status=status.HTTP_404_NOT_FOUND)
         content, content_type, filename = found
         response = HttpResponse(content, content_type=content_type)
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -264,7 +274,7 @@ class EvaluationRunViewSet(
 
     @extend_schema(
         parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
-        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+        responses={**TABLE_RESPONSES, 409: OpenApiResponse(description="not ready yet")},
     )
     @action(detail=True, methods=["get"], url_path=r"verdicts/(?P<fmt>[a-z]+)", url_name="verdicts")
     def verdicts(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
@@ -274,7 +284,7 @@ class EvaluationRunViewSet(
 
     @extend_schema(
         parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
-        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+        responses={**TABLE_RESPONSES, 409: OpenApiResponse(description="not ready yet")},
     )
     @action(detail=True, methods=["get"], url_path=r"pairs/(?P<fmt>[a-z]+)", url_name="pairs")
     def pairs(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
@@ -289,7 +299,7 @@ class EvaluationRunViewSet(
         except ValueError:
             return Response({"language": [_("Expected en or zh.")]}, status=status.HTTP_400_BAD_REQUEST)
         if fmt not in FORMATS:
-            return Response({"fmt": [_("Unknown format.")], "choices": list(FORMATS)}, status=status.HTTP_404_NOT_FOUND)
+            return unknown_format_response(FORMATS)
         if not pairs:
             rows = exports.verdict_rows(run=run, language=language)
             return table_response(rows, exports.VERDICT_COLUMNS, fmt, filename=f"verdicts-evaluation-{run.pk}")

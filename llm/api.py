@@ -14,12 +14,14 @@ from llm import selectors, services
 from llm.models import Endpoint, LLMCall, Run
 from llm.serializers import (
     CallDetailSerializer,
+    CallFilterSerializer,
     CallSerializer,
     ConnectionReportSerializer,
     EndpointSerializer,
     ProgressSerializer,
     RunBudgetSerializer,
     RunCreateSerializer,
+    RunFilterSerializer,
     RunItemSerializer,
     RunSerializer,
 )
@@ -63,19 +65,18 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     queryset = Run.objects.none()
 
     def get_queryset(self):  # noqa: ANN201
-        params = self.request.query_params
-        return selectors.run_list(
-            status=params.get("status", ""), endpoint=params.get("endpoint"), purpose=params.get("purpose", "")
-        )
+        if self.action != "list":
+            return selectors.run_list()
+        params = RunFilterSerializer(data=given_parameters(self.request))
+        params.is_valid(raise_exception=True)
+        return selectors.run_list(**params.validated_data)
 
     def get_permissions(self) -> list[BasePermission]:
         if self.action in {"list", "retrieve", "progress", "results"}:
             return [api_permission("llm.view_run")()]
         return [api_permission("llm.run_llm")()]
 
-    @extend_schema(
-        parameters=[OpenApiParameter(n, str, description=f"filter by {n}") for n in ("status", "endpoint", "purpose")]
-    )
+    @extend_schema(parameters=[RunFilterSerializer])
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().list(request, *args, **kwargs)
 
@@ -148,6 +149,11 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         return self._act(pk, services.run_cancel)
 
 
+def given_parameters(request: Request) -> dict[str, str]:
+    """Return the query parameters that have a value (``?status=`` filters nothing, as before)."""
+    return {name: value for name, value in request.query_params.items() if value != ""}
+
+
 class CallViewSet(viewsets.ReadOnlyModelViewSet):
     """The call log: every request sent (or served from the cache), with its reply, tokens, cost and attempts."""
 
@@ -155,21 +161,16 @@ class CallViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = LLMCall.objects.none()
 
     def get_queryset(self):  # noqa: ANN201
-        params = self.request.query_params
         if self.action == "retrieve":
             return LLMCall.objects.select_related("endpoint")
-        return selectors.call_list(
-            endpoint=params.get("endpoint"), status=params.get("status", ""), error_kind=params.get("error_kind", "")
-        )
+        params = CallFilterSerializer(data=given_parameters(self.request))
+        params.is_valid(raise_exception=True)
+        return selectors.call_list(**params.validated_data)
 
     def get_serializer_class(self):  # noqa: ANN201
         return CallDetailSerializer if self.action == "retrieve" else CallSerializer
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter(n, str, description=f"filter by {n}") for n in ("endpoint", "status", "error_kind")
-        ]
-    )
+    @extend_schema(parameters=[CallFilterSerializer])
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().list(request, *args, **kwargs)
 

@@ -4,9 +4,11 @@ import os
 
 from rest_framework import serializers
 
+from core.inputs import ID_MAX
 from llm import parsers, selectors
 from llm.keys import api_key_env_status
-from llm.models import Endpoint, LLMCall, Run, RunItem
+from llm.models import CallStatus, Endpoint, LLMCall, Run, RunItem, RunStatus
+from llm.models.calls import ErrorKind
 from llm.services import ENDPOINT_FIELDS
 
 
@@ -128,11 +130,18 @@ class RunCreateSerializer(serializers.Serializer):
         help_text="Send as provider batches; null: the endpoint's default.",
     )
     batch_fallback = serializers.ChoiceField(
-        choices=Run.Mode.choices, required=False, default=Run.Mode.LIVE,
+        choices=Run.Mode.choices,
+        required=False,
+        default=Run.Mode.LIVE,
         help_text="Requests that fail or expire in a batch: sent again live, or in a new batch.",
     )
     budget = serializers.DecimalField(
-        max_digits=16, decimal_places=8, min_value=0, required=False, allow_null=True, default=None,
+        max_digits=16,
+        decimal_places=8,
+        min_value=0,
+        required=False,
+        allow_null=True,
+        default=None,
         help_text="In the endpoint's currency; the run pauses before a request or batch that could exceed it.",
     )
 
@@ -144,7 +153,10 @@ class RunCreateSerializer(serializers.Serializer):
 
 class RunBudgetSerializer(serializers.Serializer):
     budget = serializers.DecimalField(
-        max_digits=16, decimal_places=8, min_value=0, allow_null=True,
+        max_digits=16,
+        decimal_places=8,
+        min_value=0,
+        allow_null=True,
         help_text="The new budget (null: none). A run paused by its budget resumes when it is raised.",
     )
 
@@ -193,3 +205,19 @@ class CallDetailSerializer(CallSerializer):
     class Meta(CallSerializer.Meta):
         fields = [*CallSerializer.Meta.fields, "response_json", "attempts"]
         read_only_fields = fields
+
+
+class RunFilterSerializer(serializers.Serializer):
+    """The run list's query parameters (an endpoint that is no whole id, or an unknown status, is refused: 400)."""
+
+    status = serializers.ChoiceField(choices=RunStatus.choices, required=False, help_text="filter by status")
+    endpoint = serializers.IntegerField(required=False, min_value=1, max_value=ID_MAX, help_text="endpoint id")
+    purpose = serializers.CharField(required=False, help_text="filter by purpose (``<app>.<what>``)")
+
+
+class CallFilterSerializer(serializers.Serializer):
+    """The call log's query parameters."""
+
+    endpoint = serializers.IntegerField(required=False, min_value=1, max_value=ID_MAX, help_text="endpoint id")
+    status = serializers.ChoiceField(choices=CallStatus.choices, required=False, help_text="filter by status")
+    error_kind = serializers.ChoiceField(choices=ErrorKind.choices, required=False, help_text="filter by error kind")

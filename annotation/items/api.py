@@ -183,7 +183,14 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
         responses={201: StatusDecisionSerializer, 403: None},
         description="Accept, reject or return the item to draft, with a reason (lead experts and admins).",
     )
-    @action(detail=True, methods=["get", "post"], url_path="status", serializer_class=StatusDecideSerializer)
+    # pagination_class=None: both answer the whole list, a plain array, as the schema says.
+    @action(
+        detail=True,
+        methods=["get", "post"],
+        url_path="status",
+        serializer_class=StatusDecideSerializer,
+        pagination_class=None,
+    )
     def status_decisions(self, request: Request, uid: str | None = None) -> Response:
         """List the item's status decisions, or decide its status (``items.decide_status``)."""
         item = get_object_or_404(Item, uid=uid)
@@ -201,7 +208,7 @@ class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Creat
         return Response(StatusDecisionSerializer(decision).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=RevisionSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def revisions(self, request: Request, uid: str | None = None) -> Response:
         item = get_object_or_404(Item, uid=uid)
         return Response(RevisionSerializer(selectors.item_revisions(item=item), many=True).data)

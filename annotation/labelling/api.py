@@ -41,7 +41,7 @@ from annotation.labelling.views import BUILDERS, DATA_WHY, LABELLERS
 from core.inputs import whole_number
 from core.permissions import api_permission
 from core.routing import app_router
-from core.rowfiles import FORMATS, pair_headers, table_response
+from core.rowfiles import FORMATS, TABLE_RESPONSES, pair_headers, table_response, unknown_format_response
 
 MANAGE = api_permission("labelling.manage_comparisons", why=BUILDERS)
 LABEL = api_permission("labelling.label_comparisons", why=LABELLERS)
@@ -96,7 +96,7 @@ def _language(request: Request) -> str | None:
 
 
 def _unknown_format() -> Response:
-    return Response({"fmt": [_("Unknown format.")], "choices": list(FORMATS)}, status=status.HTTP_404_NOT_FOUND)
+    return unknown_format_response(FORMATS)
 
 
 class ComparisonSetViewSet(
@@ -220,7 +220,7 @@ class ComparisonSetViewSet(
 
     @extend_schema(
         parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
-        responses={(200, "text/csv"): bytes, 409: None},
+        responses={**TABLE_RESPONSES, 409: None},
     )
     @action(detail=True, methods=["get"], url_path=f"labels/{FORMAT_PATH}", url_name="labels")
     def labels(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
@@ -234,7 +234,7 @@ class ComparisonSetViewSet(
 
     @extend_schema(
         parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
-        responses={(200, "text/csv"): bytes, 409: None},
+        responses={**TABLE_RESPONSES, 409: None},
     )
     @action(detail=True, methods=["get"], url_path=f"pairs/{FORMAT_PATH}", url_name="pairs")
     def pairs(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
@@ -248,7 +248,15 @@ class ComparisonSetViewSet(
         filename = f"preference-pairs-set-{comparison_set.pk}"
         return table_response(rows, exports.PAIR_COLUMNS, fmt, filename=filename, headers=pair_headers(counts))
 
-    @extend_schema(responses={(200, "application/json"): bytes})
+    @extend_schema(
+        responses={
+            (200, "application/json"): {
+                "type": "array",
+                "description": "Label Studio tasks: each with its data (the comparison, both texts anonymised).",
+                "items": {"type": "object", "properties": {"data": {"type": "object"}}, "required": ["data"]},
+            }
+        }
+    )
     @action(detail=True, methods=["get"], url_path="label-studio/tasks", url_name="label-studio-tasks")
     def label_studio_tasks(self, request: Request, pk: str | None = None) -> HttpResponse:
         """The set as Label Studio tasks: one per comparison, texts anonymised, the order shown in ``shown_order``."""

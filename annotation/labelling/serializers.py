@@ -29,7 +29,8 @@ class ImportResultSerializer(serializers.Serializer):
 class ComparisonSetSerializer(serializers.ModelSerializer):
     """A set as everyone who may see the set list sees it: no model names, no responses.
 
-    The description is the builders' free text, which may name models: only builders receive it.
+    The description is the builders' free text, which may name models: only builders receive it, everyone else
+    ``null`` (the field is always there, as the OpenAPI schema says).
     """
 
     benchmark = serializers.SlugRelatedField(slug_field="slug", read_only=True)
@@ -38,6 +39,9 @@ class ComparisonSetSerializer(serializers.ModelSerializer):
     my_assigned = serializers.IntegerField(read_only=True)
     is_open = serializers.BooleanField(read_only=True)
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    description = serializers.CharField(
+        read_only=True, allow_null=True, help_text="The builders' free text; null for those who do not build sets."
+    )
 
     class Meta:
         model = ComparisonSet
@@ -63,7 +67,7 @@ class ComparisonSetSerializer(serializers.ModelSerializer):
         data = super().to_representation(instance)
         request = self.context.get("request")
         if request is None or not request.user.has_perm("labelling.manage_comparisons"):
-            data.pop("description", None)
+            data["description"] = None
         return data
 
 

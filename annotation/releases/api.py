@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -13,6 +14,7 @@ from rest_framework.response import Response
 from annotation.items.models import Benchmark
 from annotation.releases import drafts, selectors
 from annotation.releases import services as releases
+from annotation.releases.export import ZIP_CONTENT_TYPE
 from annotation.releases.models import Release
 from annotation.releases.serializers import (
     ReleaseCreateSerializer,
@@ -85,7 +87,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         release = releases.release_freeze(release=self.get_object(), user=request.user, **data.validated_data)
         return Response(ReleaseSerializer(release).data)
 
-    @extend_schema(responses=OpenApiResponse(description="zip archive"))
+    @extend_schema(responses={(200, ZIP_CONTENT_TYPE): OpenApiTypes.BINARY, 409: None})
     @action(detail=True, methods=["get"])
     def download(self, request: Request, pk: str | None = None) -> HttpResponse:
         release = self.get_object()
