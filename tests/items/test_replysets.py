@@ -23,7 +23,11 @@ def reply_template(transactional_db, taxonomy, lead):
 
 def draft(template, endpoint, user, **fields):
     job = drafting.drafting_job_start(
-        template=template, endpoint=endpoint, user=user, start=False, **{"count": 2, "languages": ["en", "zh"], **fields}
+        template=template,
+        endpoint=endpoint,
+        user=user,
+        start=False,
+        **{"count": 2, "languages": ["en", "zh"], **fields},
     )
     work_llm_run(job.llm_run_id)
     job.refresh_from_db()

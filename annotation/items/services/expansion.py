@@ -78,9 +78,7 @@ def reply_set_probes(reply_set: ReplySet, *, seed: int) -> tuple[dict[int, dict]
     and the problems that kept a probe (or the whole set) from being built."""
     turns = list(reply_set.turns.order_by("number"))
     replies = {
-        turn.number: list(
-            turn.replies.select_related("current_revision").order_by("role", "position")
-        )
+        turn.number: list(turn.replies.select_related("current_revision").order_by("role", "position"))
         for turn in turns
     }
     pending = sum(1 for rs in replies.values() for r in rs if r.audit == Reply.Audit.PENDING)
@@ -165,24 +163,28 @@ def reply_set_probes(reply_set: ReplySet, *, seed: int) -> tuple[dict[int, dict]
 
 @transaction.atomic
 def reply_set_expand(
-    *, reply_set: ReplySet, user: AbstractBaseUser | None, seed: int = 0, accept: bool = False
+    *, reply_set: ReplySet, user: AbstractBaseUser | None, seed: int | None = None, accept: bool = False
 ) -> ExpansionReport:
     """Create (or revise) the probes of one audited reply set; a second call with nothing changed changes nothing.
+
+    ``seed`` draws the key positions; None keeps the seed the set's probes were built with (0 for a first
+    expansion), so expanding again after an edit moves no key.
 
     ``accept``: accept the new or revised probes at once as a lead decision (the audit of every reply stands for
     their screening); only a lead expert or an admin may. Otherwise they are drafts, screened like other items.
     """
     if accept and not user_may_decide_status(user):
-        raise ValidationError(
-            {"accept": _("Only a lead expert or an admin may accept probes as they are expanded.")}
-        )
-    reply_set = ReplySet.objects.select_for_update().select_related("benchmark", "dimension", "scenario").get(
-        pk=reply_set.pk
+        raise ValidationError({"accept": _("Only a lead expert or an admin may accept probes as they are expanded.")})
+    reply_set = (
+        ReplySet.objects.select_for_update().select_related("benchmark", "dimension", "scenario").get(pk=reply_set.pk)
     )
     report = ExpansionReport()
-    probes, report.problems = reply_set_probes(reply_set, seed=seed)
     existing = {i.uid: i for i in Item.objects.filter(uid__startswith=f"{reply_set.uid}-p")}
-    for k, probe in probes.items():
+    if seed is None:
+        recorded = [(i.metadata.get("eicap") or {}).get("seed") for i in existing.values()]
+        seed = next((s for s in recorded if isinstance(s, int)), 0)
+    probes, report.problems = reply_set_probes(reply_set, seed=seed)
+    for probe in probes.values():
         state = ItemState(
             dimension=reply_set.dimension,
             content=probe["content"],
@@ -229,7 +231,7 @@ def reply_set_expand(
 
 
 def reply_sets_expand(
-    *, reply_sets: list[ReplySet], user: AbstractBaseUser | None, seed: int = 0, accept: bool = False
+    *, reply_sets: list[ReplySet], user: AbstractBaseUser | None, seed: int | None = None, accept: bool = False
 ) -> ExpansionReport:
     """Expand several reply sets, each in its own transaction (one set's problems do not stop the others)."""
     report = ExpansionReport()

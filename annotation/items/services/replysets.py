@@ -19,6 +19,7 @@ from annotation.items.content import LANGUAGES
 from annotation.items.models import (
     DraftingJob,
     ItemTemplate,
+    KeyJudgement,
     Reply,
     ReplyAudit,
     ReplyRevision,
@@ -34,7 +35,9 @@ BATCH = 2
 MAX_GIVEN_DIALOGUES = 500
 REPLY_SHAPE = '{"text": "...", "principle": "..."}'
 TURN_SHAPE = (
-    '{"user": "...", "preferred": [' + ", ".join([REPLY_SHAPE] * 3) + '], "distractors": ['
+    '{"user": "...", "preferred": ['
+    + ", ".join([REPLY_SHAPE] * 3)
+    + '], "distractors": ['
     + ", ".join([REPLY_SHAPE] * 3)
     + "]}"
 )
@@ -61,9 +64,7 @@ def given_turns_clean(value: object, *, languages: list[str]) -> list[list[dict]
     if not isinstance(value, list) or not value:
         raise ValidationError({"given_turns": _("Give a JSON list of dialogues, each a list of one or two turns.")})
     if len(value) > MAX_GIVEN_DIALOGUES:
-        raise ValidationError(
-            {"given_turns": _("At most %(max)s dialogues per job.") % {"max": MAX_GIVEN_DIALOGUES}}
-        )
+        raise ValidationError({"given_turns": _("At most %(max)s dialogues per job.") % {"max": MAX_GIVEN_DIALOGUES}})
     dialogues = []
     for d, dialogue in enumerate(value, start=1):
         if not isinstance(dialogue, list) or not 1 <= len(dialogue) <= 2:
@@ -106,7 +107,9 @@ def reply_set_messages(
     shape = reply_set_shape(turns)
     if len(languages) == 2:
         form = '{"reply_sets": [{"en": ' + shape + ', "zh": ' + shape + "}]}"
-        language_note = "Write every reply set in English and in natural Simplified Chinese (not a literal translation)."
+        language_note = (
+            "Write every reply set in English and in natural Simplified Chinese (not a literal translation)."
+        )
     else:
         form = '{"reply_sets": [' + shape + "]}"
         language_note = "Write in English." if languages == ["en"] else "Write in natural Simplified Chinese."
@@ -161,7 +164,9 @@ def _check_version(version: object, turns: int, max_chars: int) -> list[str]:
                 if not isinstance(reply, dict) or not _text(reply.get("text")):
                     problems.append(_("turn %(t)s %(role)s %(r)s has no text") % {"t": t, "role": role, "r": r})
                 elif not isinstance(reply.get("principle", ""), str):
-                    problems.append(_("turn %(t)s %(role)s %(r)s: the principle must be text") % {"t": t, "role": role, "r": r})
+                    problems.append(
+                        _("turn %(t)s %(role)s %(r)s: the principle must be text") % {"t": t, "role": role, "r": r}
+                    )
                 elif len(reply["text"]) > max_chars:
                     problems.append(_("turn %(t)s %(role)s %(r)s is too long") % {"t": t, "role": role, "r": r})
     return problems
@@ -298,10 +303,7 @@ def reply_audit(
         )
     if base_revision is not None and base_revision != current.number:
         raise ValidationError(
-            _(
-                "This reply was edited (revision %(number)s) after you read revision %(base)s: reload and decide "
-                "again."
-            )
+            _("This reply was edited (revision %(number)s) after you read revision %(base)s: reload and decide again.")
             % {"number": current.number, "base": base_revision}
         )
     reason = (reason or "").strip()
@@ -321,3 +323,26 @@ def reply_audit(
     reply.audit, reply.audited_by, reply.audited_at = status, user, timezone.now()
     reply.save(update_fields=["audit", "audited_by", "audited_at"])
     return reply
+
+
+@transaction.atomic
+def key_judgement_review(
+    *, judgement: KeyJudgement, review: str, user: AbstractBaseUser | None, note: str = ""
+) -> KeyJudgement:
+    """Record an expert's review of a probe turn the independent judge answered otherwise than the key.
+
+    "The key is wrong" needs a note (what the right answer is, and why); the probe itself is changed through its
+    replies (edit or reject them, expand again) or rejected like any item.
+    """
+    if review not in (KeyJudgement.Review.KEY_STANDS, KeyJudgement.Review.KEY_WRONG):
+        raise ValidationError({"review": _("Choose whether the key stands or is wrong.")})
+    if judgement.agrees:
+        raise ValidationError(_("The judge chose the key on this turn: there is nothing to review."))
+    note = (note or "").strip()
+    if review == KeyJudgement.Review.KEY_WRONG and not note:
+        raise ValidationError({"note": _("Say what is wrong with the key.")})
+    judgement.review, judgement.note, judgement.reviewed_by = review, note, user
+    judgement.reviewed_at = timezone.now()
+    judgement.full_clean()
+    judgement.save(update_fields=["review", "note", "reviewed_by", "reviewed_at"])
+    return judgement
