@@ -1,0 +1,85 @@
+"""Independent validation of EiCAP probe keys by a second simulated judge: kappa, interval, disagreements."""
+
+from collections import Counter
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
+
+from annotation.items.models import Benchmark, DraftingJob, KeyJudgement, ReplySet
+from annotation.items.services import drafting, expansion
+from calibration import keys
+from tests.factories import audit_reply_set, make_reply_set, work_llm_run
+
+
+@pytest.fixture
+def probes(transactional_db, taxonomy, lead):
+    for n in (1, 2):
+        reply_set = make_reply_set(uid=f"tt-rs-{n}", user=lead, seed=n)
+        audit_reply_set(reply_set, lead)
+        expansion.reply_set_expand(reply_set=reply_set, user=lead)
+    return Benchmark.objects.get(slug="eicap")
+
+
+def hand_kappa(pairs: list[tuple[int, int]]) -> float:
+    n = len(pairs)
+    observed = sum(1 for a, b in pairs if a == b) / n
+    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    expected = sum(first[c] * second[c] for c in range(4)) / n**2
+    return (observed - expected) / (1 - expected)
+
+
+def test_a_second_judge_answers_every_probe_turn_blind_and_kappa_is_recorded(probes, make_endpoint, researcher):
+    judge = make_endpoint("sim-mcq-acc80", name="Gemini-like judge")
+    validation = keys.key_validation_start(benchmark=probes, endpoint=judge, user=researcher, seed=3, start=False)
+    assert validation.n_probes == 6
+    request = validation.llm_run.items.first().request["messages"]
+    text = " ".join(m["content"] for m in request)
+    # The judge sees the user turn and lettered options only: no principle, no taxonomy, no reply-set wording.
+    assert "A. " in text and "principle" not in text.lower() and "Follows" not in text
+    work_llm_run(validation.llm_run_id)
+    validation.refresh_from_db()
+    assert validation.collected
+    judgements = list(KeyJudgement.objects.filter(validation=validation))
+    assert len(judgements) == 6 * 2 * 2  # probes x languages x turns
+    answered = [(j.key, j.chosen) for j in judgements if j.chosen is not None]
+    assert validation.n_units == len(answered) and validation.unanswered == len(judgements) - len(answered)
+    assert validation.kappa == pytest.approx(hand_kappa(answered))
+    assert validation.ci_low <= validation.kappa <= validation.ci_high and validation.n_boot == keys.N_BOOT
+    assert validation.agreement == pytest.approx(sum(a == b for a, b in answered) / len(answered))
+    assert 0.3 < validation.kappa <= 1
+    # A second collection changes nothing.
+    assert keys.key_validation_collect(validation=validation).kappa == validation.kappa
+
+
+def test_the_drafting_model_may_not_validate_its_own_probes(transactional_db, taxonomy, lead, make_endpoint):
+    drafter = make_endpoint("sim-drafter", for_drafting=True)
+    template = drafting.item_template_save(
+        dimension=ReplySet._meta.get_field("dimension").related_model.objects.get(
+            benchmark__slug="eicap", code="basic_emotion_labels"
+        ),
+        kind="reply_set",
+        instructions="Everyday disclosures.",
+        user=lead,
+    )
+    job = drafting.drafting_job_start(
+        template=template, endpoint=drafter, count=1, languages=["en"], user=lead, start=False
+    )
+    work_llm_run(job.llm_run_id)
+    reply_set = ReplySet.objects.get(job=DraftingJob.objects.get())
+    audit_reply_set(reply_set, lead)
+    expansion.reply_set_expand(reply_set=reply_set, user=lead)
+    benchmark = Benchmark.objects.get(slug="eicap")
+    with pytest.raises(ValidationError, match="another model family"):
+        keys.key_validation_start(benchmark=benchmark, endpoint=drafter, user=lead, start=False)
+    with pytest.raises(ValidationError, match="no probes"):
+        keys.key_validation_start(
+            benchmark=Benchmark.objects.get(slug="facet"), endpoint=make_endpoint("sim-mcq-acc90"), user=lead
+        )
+
+
+def test_the_command_validates_and_prints_the_figure(probes, make_endpoint, capsys):
+    judge = make_endpoint("sim-mcq-acc95", name="other family")
+    call_command("eicap_validate", "--endpoint", judge.name, "--wait")
+    out = capsys.readouterr().out
+    assert "Cohen's kappa" in out and "probe turns" in out
