@@ -32,7 +32,7 @@ N_BOOT = 1000
 
 
 def validation_probes(*, benchmark: Benchmark) -> QuerySet[Item]:
-    """The benchmark's EiCAP probes (items expanded from reply sets) that are not rejected, at their current revision."""
+    """The benchmark's EiCAP probes (items expanded from reply sets) not rejected, at their current revision."""
     return (
         Item.objects.filter(benchmark=benchmark, kind=Item.Kind.MULTI_TURN_CHOICE, metadata__has_key="eicap")
         .exclude(status=Item.Status.REJECTED)
