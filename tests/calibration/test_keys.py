@@ -1,12 +1,14 @@
 """Independent validation of EiCAP probe keys by a second simulated judge: kappa, interval, disagreements."""
 
+import json
 from collections import Counter
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
+from django.db.models import F
 
-from annotation.items.models import Benchmark, DraftingJob, KeyJudgement, ReplySet
+from annotation.items.models import Benchmark, DraftingJob, KeyJudgement, KeyValidation, ReplySet
 from annotation.items.services import drafting, expansion
 from calibration import keys
 from tests.factories import audit_reply_set, make_reply_set, work_llm_run
@@ -83,3 +85,40 @@ def test_the_command_validates_and_prints_the_figure(probes, make_endpoint, caps
     call_command("eicap_validate", "--endpoint", judge.name, "--wait")
     out = capsys.readouterr().out
     assert "Cohen's kappa" in out and "probe turns" in out
+
+
+def test_a_researcher_starts_a_validation_on_the_page_and_reads_it(
+    probes, make_endpoint, researcher, expert, login, django_assert_max_num_queries
+):
+    judge = make_endpoint("sim-mcq-acc70", name="Family B judge")
+    client = login(researcher)
+    assert client.get("/calibration/key-validation/").status_code == 200
+    answer = client.post("/calibration/key-validation/", {"benchmark": probes.pk, "endpoint": judge.pk, "seed": 0})
+    assert answer.status_code == 302
+    validation = KeyValidation.objects.get()
+    work_llm_run(validation.llm_run_id)
+    with django_assert_max_num_queries(12):
+        body = client.get(answer["Location"]).content.decode()
+    assert "Cohen&#x27;s kappa" in body or "Cohen's kappa" in body
+    assert "Family B judge" in body
+    listed = client.get("/api/calibration/key-validations/").json()
+    assert listed["results"][0]["kappa"] == pytest.approx(KeyValidation.objects.get().kappa)
+    disagreements = client.get(f"/api/calibration/key-validations/{validation.pk}/disagreements/").json()
+    assert len(disagreements) == KeyJudgement.objects.exclude(chosen=F("key")).count()
+    client.logout()
+    # Experts never reach the validation pages (they name the judge) but review its disagreements blind.
+    client = login(expert)
+    assert client.get("/calibration/key-validation/").status_code == 403
+    assert client.get(f"/calibration/key-validation/{validation.pk}/").status_code == 403
+    assert client.get("/api/calibration/key-validations/").status_code == 403
+    body = client.get("/reply-sets/disagreements/").content.decode()
+    assert "Family B judge" not in body and "sim-mcq-acc70" not in body
+
+
+def test_the_api_starts_a_validation_and_refuses_the_drafter(probes, make_endpoint, researcher, login):
+    client = login(researcher)
+    judge = make_endpoint("sim-mcq-acc90")
+    answer = client.post("/api/calibration/key-validations/", {"benchmark": "eicap", "endpoint": judge.pk})
+    assert answer.status_code == 201 and answer.json()["n_probes"] == 6
+    empty = client.post("/api/calibration/key-validations/", {"benchmark": "facet", "endpoint": judge.pk})
+    assert empty.status_code == 400 and "no probes" in json.dumps(empty.json())

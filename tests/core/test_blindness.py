@@ -164,6 +164,8 @@ REQUIRED = {
     "calibration:run-download": "calibration.run_judge",
     "calibration:run-verdicts": "calibration.run_judge",
     "calibration:run-pairs": "calibration.run_judge",
+    "calibration:key-validations": "calibration.run_judge",
+    "calibration:key-validation": "calibration.run_judge",
     # evaluation
     "evaluation:run-list": "evaluation.run_evaluation",
     "evaluation:run-create": "evaluation.run_evaluation",
@@ -213,6 +215,9 @@ REQUIRED = {
     "calibration-selection-detail": "calibration.run_judge",
     "calibration-jury-list": "calibration.run_judge",
     "calibration-jury-detail": "calibration.run_judge",
+    "calibration-key-validation-list": "calibration.run_judge",
+    "calibration-key-validation-detail": "calibration.run_judge",
+    "calibration-key-validation-disagreements": "calibration.run_judge",
     # evaluation API
     "evaluation-run-list": "evaluation.run_evaluation",
     "evaluation-run-detail": "evaluation.run_evaluation",
