@@ -122,3 +122,28 @@ def test_the_api_starts_a_validation_and_refuses_the_drafter(probes, make_endpoi
     assert answer.status_code == 201 and answer.json()["n_probes"] == 6
     empty = client.post("/api/calibration/key-validations/", {"benchmark": "facet", "endpoint": judge.pk})
     assert empty.status_code == 400 and "no probes" in json.dumps(empty.json())
+
+
+def test_a_release_of_validated_probes_states_the_figure_in_its_card(probes, make_endpoint, lead, admin_user):
+    from annotation.items.models import Item
+    from annotation.items.services import item_status_decide
+    from annotation.releases.selectors import release_card_text
+    from tests.factories import make_frozen_release
+
+    for item in Item.objects.filter(metadata__has_key="eicap"):
+        item_status_decide(item=item, status="accepted", user=lead, reason="audited", source="lead_decision")
+    unvalidated = make_frozen_release(benchmark="eicap", version="0.9.0", user=admin_user)
+    assert "Independent validation of the keys" not in release_card_text(release=unvalidated)
+    validation = keys.key_validation_start(
+        benchmark=probes, endpoint=make_endpoint("sim-mcq-acc90"), user=lead, start=False
+    )
+    work_llm_run(validation.llm_run_id)
+    validation.refresh_from_db()
+    release = make_frozen_release(benchmark="eicap", version="1.0.0", user=admin_user)
+    card = release_card_text(release=release)
+    assert "### Independent validation of the keys" in card
+    assert f"Cohen's kappa between the judge's answers and the keys: {validation.kappa:.3f}" in card
+    assert "6 probes of this release were judged (of 6 in the validation)" in card
+    assert "sim-mcq-acc90" not in card
+    # The card of the release frozen before the validation is kept as written.
+    assert "Independent validation of the keys" not in release_card_text(release=unvalidated)
