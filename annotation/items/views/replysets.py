@@ -192,7 +192,13 @@ def key_disagreements(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "items/key_disagreements.html",
-        {"validation": validation, "page": page, "review": review, "reviews": KeyJudgement.Review.choices},
+        {
+            "validation": validation,
+            "page": page,
+            "review": review,
+            "review_param": review or "all",
+            "reviews": KeyJudgement.Review.choices,
+        },
     )
 
 
