@@ -147,3 +147,28 @@ def test_a_release_of_validated_probes_states_the_figure_in_its_card(probes, mak
     assert "sim-mcq-acc90" not in card
     # The card of the release frozen before the validation is kept as written.
     assert "Independent validation of the keys" not in release_card_text(release=unvalidated)
+
+
+def test_the_demo_builds_a_small_eicap_study(transactional_db, simulator, settings):
+    from annotation.items.models import Item, ReplyRevision
+    from annotation.releases.selectors import release_card_text
+    from annotation.screening.criteria import default_criteria_create
+    from annotation.screening.models import Criterion
+    from demo.base import demo_seed
+    from demo.eicap import demo_eicap
+    from llm import services as llm_services
+
+    default_criteria_create(Criterion)
+    demo_seed()
+    llm_services.simulator_endpoints_register(base_url=simulator.base_url)
+    message = demo_eicap()
+    assert message.startswith("demo EiCAP study: 5 reply sets")
+    assert ReplyRevision.objects.filter(number=2).count() == 1
+    probes = Item.objects.filter(benchmark__slug="eicap", metadata__has_key="eicap")
+    # 5 sets x 3 preferred replies, one of them rejected: 14 probes, accepted as they were built.
+    assert probes.count() == 14 and set(probes.values_list("status", flat=True)) == {"accepted"}
+    validation = KeyValidation.objects.get()
+    assert validation.collected and validation.kappa is not None and validation.kappa > 0.5
+    card = release_card_text(release=Benchmark.objects.get(slug="eicap").releases.get(version="0.1.0"))
+    assert "Independent validation of the keys" in card
+    assert demo_eicap() == "demo EiCAP study already present"
