@@ -379,9 +379,14 @@ def reply_diff(old: dict | None, new: dict | None) -> list[dict]:
 
 def reply_set_turns(reply_set: ReplySet) -> list[ReplyTurn]:
     """The turns of a reply set with their replies, revisions (each with its diff from the one before) and audits."""
-    replies = Reply.objects.select_related("current_revision", "audited_by").prefetch_related(
-        Prefetch("revisions", queryset=ReplyRevision.objects.select_related("author").order_by("number")),
-        Prefetch("audits", queryset=ReplyAudit.objects.select_related("decided_by").order_by("created_at", "pk")),
+    # Preferred replies first ("preferred" sorts after "distractor").
+    replies = (
+        Reply.objects.select_related("current_revision", "audited_by")
+        .prefetch_related(
+            Prefetch("revisions", queryset=ReplyRevision.objects.select_related("author").order_by("number")),
+            Prefetch("audits", queryset=ReplyAudit.objects.select_related("decided_by").order_by("created_at", "pk")),
+        )
+        .order_by("-role", "position")
     )
     turns = list(reply_set.turns.prefetch_related(Prefetch("replies", queryset=replies)).order_by("number"))
     for turn in turns:

@@ -25,23 +25,26 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils.html import escape
 
 from annotation.items.models import Benchmark, Dimension, DraftingJob
-from annotation.items.services import drafting
+from annotation.items.services import drafting, expansion
 from annotation.labelling import services as labelling
 from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
 from annotation.labelling.pairwise import shown_choice
 from annotation.screening.criteria import default_criteria_create
 from annotation.screening.models import Criterion
+from calibration import keys
 from calibration import services as calibration
 from calibration.models import Judge
 from evaluation.models import EvaluationLLMRun, OpenResponse
 from llm.models import Endpoint, RunItem
 from tests.core import crawl
 from tests.factories import (
+    audit_reply_set,
     make_calibration_run,
     make_evaluation_run,
     make_frozen_release,
     make_item,
     make_judge_selection,
+    make_reply_set,
     make_review,
     make_screening_round,
     mcq_content,
@@ -611,6 +614,18 @@ def study(transactional_db, taxonomy, make_endpoint, make_user, expert, lead, re
     job = DraftingJob.objects.get()
     work_llm_run(job.llm_run_id)
     assert drafting.drafting_job_collect(job=job, user=expert).created_uids, "the expert's drafts arrived"
+    # An EiCAP reply set audited by the expert, expanded, and its keys checked by a judge the experts must not see.
+    reply_set = make_reply_set(uid="blind-rs-1", user=expert)
+    audit_reply_set(reply_set, expert, reject={(1, "distractor", 1)})
+    audit_reply_set(reply_set, expert)
+    expansion.reply_set_expand(reply_set=reply_set, user=lead, accept=True)
+    validation = keys.key_validation_start(
+        benchmark=Benchmark.objects.get(slug="eicap"),
+        endpoint=make_endpoint("sim-mcq-acc40", name="Blind key judge"),
+        user=researcher,
+        start=False,
+    )
+    work_llm_run(validation.llm_run_id)
     client.logout()
     return {"expert": expert, "lead_expert": lead, "researcher": researcher, "admin": admin_user}
 

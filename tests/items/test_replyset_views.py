@@ -55,7 +55,8 @@ def test_an_expert_accepts_rejects_and_edits_through_the_page(reply_set, expert,
     url = f"/reply-sets/replies/{reply.pk}/audit/"
     htmx = {"HX-Request": "true"}
     refused = client.post(url, {"decision": "reject", "base_revision": 1}, headers=htmx)
-    assert refused.status_code == 400 and "Say why" in refused.content.decode()
+    assert refused.status_code == 200 and "Say why" in refused.content.decode()
+    assert Reply.objects.get(pk=reply.pk).audit == "pending"
     content = reply.current_revision.content
     edit = {
         "decision": "edit",

@@ -94,7 +94,8 @@ def reply_set_detail(request: HttpRequest, uid: str) -> HttpResponse:
 @require_POST
 @permission_required("items.change_item")
 def reply_audit(request: HttpRequest, pk: int) -> HttpResponse:
-    """Accept, reject or edit one reply; an htmx request gets the reply's card back, others the set's page."""
+    """Accept, reject or edit one reply; an htmx request gets the reply's card back (with the reason of a refusal:
+    htmx swaps only successful answers), others the set's page."""
     reply = get_object_or_404(Reply.objects.select_related("turn__reply_set", "current_revision"), pk=pk)
     reply_set = reply.turn.reply_set
     form = ReplyAuditForm(request.POST)
@@ -126,7 +127,6 @@ def reply_audit(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         "items/replyset_detail.html#reply",
         {"reply": card, "error": error, "languages": languages, "reply_set": reply_set},
-        status=400 if error else 200,
     )
 
 
