@@ -228,6 +228,8 @@ class JobForm(forms.Form):
         choices=[(1, _("one turn")), (2, _("two turns: turn 2 reframes turn 1"))],
         coerce=int,
         initial=1,
+        required=False,
+        empty_value=1,
     )
     given_turns = forms.CharField(
         label=_("Your own user turns (reply-set templates, optional)"),
