@@ -203,3 +203,12 @@ def test_experts_review_disagreements_without_seeing_the_judge(disagreement, exp
         f"/api/key-disagreements/{disagreement.pk}/review/", {"review": "key_wrong", "note": "B fits better"}
     )
     assert answer.status_code == 200 and answer.json()["review"] == "key_wrong"
+
+
+def test_the_audit_pages_read_in_chinese(reply_set, expert, login):
+    client = login(expert)
+    client.cookies["django_language"] = "zh-hans"
+    assert "EiCAP 回复组：审核" in client.get("/reply-sets/").content.decode()
+    body = client.get(f"/reply-sets/{reply_set.uid}/").content.decode()
+    assert "用户第 2 轮" in body and "展开为探针" in body and "编辑回复" in body
+    assert reply_set.turns.get(number=1).user["zh"] in body
