@@ -184,8 +184,12 @@ def make_llm(db):
     return Endpoint.objects.create(name="Secret judge family", base_url="http://127.0.0.1:9/v1", model="gemini-x")
 
 
-def test_experts_review_disagreements_without_seeing_the_judge(disagreement, expert, login):
+def test_experts_review_disagreements_without_seeing_the_judge(
+    disagreement, expert, login, django_assert_max_num_queries
+):
     client = login(expert)
+    with django_assert_max_num_queries(12):
+        assert client.get("/reply-sets/disagreements/").status_code == 200
     for url in ("/reply-sets/disagreements/", "/reply-sets/", f"/reply-sets/{disagreement.item.uid[:-3]}/"):
         body = client.get(url).content.decode()
         assert "Secret judge family" not in body and "gemini-x" not in body
