@@ -19,6 +19,7 @@ from rest_framework.response import Response
 
 from calibration import exports, selectors, services
 from calibration.api_juries import JuryViewSet
+from calibration.api_keys import KeyValidationViewSet
 from calibration.api_support import calibration_runs_with_judges, judges_with_members
 from calibration.models import CalibrationRun, Judge, JudgePrompt, JudgeSelection, PromptSet
 from calibration.report import DOWNLOADS, report_file
@@ -423,3 +424,4 @@ router.register("judges", JudgeViewSet, basename="calibration-judge")
 router.register("juries", JuryViewSet, basename="calibration-jury")
 router.register("runs", CalibrationRunViewSet, basename="calibration-run")
 router.register("selections", JudgeSelectionViewSet, basename="calibration-selection")
+router.register("key-validations", KeyValidationViewSet, basename="calibration-key-validation")

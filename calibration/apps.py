@@ -7,4 +7,5 @@ class CalibrationConfig(AppConfig):
     verbose_name = _("Judge calibration")
 
     def ready(self) -> None:
-        from calibration import allocation, parsers, services  # noqa: F401  (register the order, parser, collector)
+        # Register the order, the parser and the collectors.
+        from calibration import allocation, keys, parsers, services  # noqa: F401

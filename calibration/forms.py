@@ -6,7 +6,7 @@ from django import forms
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from annotation.items.models import Dimension
+from annotation.items.models import Benchmark, Dimension
 from annotation.labelling.models import ComparisonSet
 from calibration.models import CombineRule, Judge, JuryAggregation, PromptSet
 from core.inputs import InputRefused, parse_json
@@ -75,3 +75,15 @@ class JuryForm(forms.Form):
         help_text=_("At least two judges; each is asked, and the jury's verdict combines theirs."),
     )
     aggregation = forms.ChoiceField(label=_("Combine by"), choices=JuryAggregation.choices)
+
+
+class KeyValidationForm(forms.Form):
+    """Start the independent validation of a benchmark's EiCAP probe keys with a judge of another model family."""
+
+    benchmark = forms.ModelChoiceField(label=_("Benchmark"), queryset=Benchmark.objects.order_by("slug"))
+    endpoint = forms.ModelChoiceField(
+        label=_("Independent judge"),
+        queryset=Endpoint.objects.filter(is_active=True, for_drafting=False).order_by("name"),
+        help_text=_("An endpoint of another model family than the one that drafted the reply sets."),
+    )
+    seed = forms.IntegerField(label=_("Seed"), initial=0, min_value=0)

@@ -2,6 +2,7 @@
 
 from django.db.models import Prefetch, QuerySet
 
+from annotation.items.models import KeyValidation
 from annotation.labelling.models import ExpertLabel
 from calibration import suggestion
 from calibration.models import (
@@ -19,6 +20,11 @@ from calibration.report_facts import CalibrationFacts, ComparisonFacts, LabelFac
 def calibration_run_list() -> QuerySet[CalibrationRun]:
     """Return every calibration run with its comparison set, newest first."""
     return CalibrationRun.objects.select_related("comparison_set")
+
+
+def key_validation_list() -> QuerySet[KeyValidation]:
+    """Key validations of EiCAP probes, newest first, with their judge and run."""
+    return KeyValidation.objects.select_related("benchmark", "endpoint", "llm_run").order_by("-created_at", "-pk")
 
 
 def judge_list() -> QuerySet[Judge]:

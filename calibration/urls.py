@@ -15,4 +15,6 @@ urlpatterns = [
     path("runs/<int:pk>/report.<str:fmt>", views.run_download, name="run-download"),
     path("runs/<int:pk>/verdicts.<str:fmt>", views.run_verdicts, name="run-verdicts"),
     path("runs/<int:pk>/pairs.<str:fmt>", views.run_pairs, name="run-pairs"),
+    path("key-validation/", views.key_validations, name="key-validations"),
+    path("key-validation/<int:pk>/", views.key_validation_detail, name="key-validation"),
 ]

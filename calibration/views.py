@@ -8,10 +8,20 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django_htmx.http import HttpResponseClientRefresh
 
-from calibration import exports, selectors, services
+from annotation.items.models import Benchmark, KeyValidation
+from annotation.items.selectors import key_disagreements
+from annotation.releases.protocol import LETTERS
+from calibration import exports, keys, selectors, services
 from calibration.agreement.planning import plan
 from calibration.charts import page_forest
-from calibration.forms import CalibrationRunForm, JudgeForm, JudgePromptForm, JuryForm, PlanningForm
+from calibration.forms import (
+    CalibrationRunForm,
+    JudgeForm,
+    JudgePromptForm,
+    JuryForm,
+    KeyValidationForm,
+    PlanningForm,
+)
 from calibration.models import CalibrationRun, Judge
 from calibration.report import report_file
 from core.permissions import permission_required, require_permission
@@ -263,3 +273,41 @@ def run_verdicts(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
 def run_pairs(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     """Download the preference pairs of the run's verdicts; the headers count the pairs left out."""
     return _run_table(request, pk, fmt, pairs=True)
+
+
+@permission_required("calibration.run_judge", why=BLIND)
+def key_validations(request: HttpRequest) -> HttpResponse:
+    """Start a key validation of EiCAP probes; list the validations with their agreement figures."""
+    form = KeyValidationForm(
+        request.POST or None, initial={"benchmark": Benchmark.objects.filter(slug="eicap").first()}
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            validation = keys.key_validation_start(user=request.user, **form.cleaned_data)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            return redirect("calibration:key-validation", pk=validation.pk)
+    return render(
+        request,
+        "calibration/key_validations.html",
+        {"form": form, "validations": selectors.key_validation_list()},
+        status=400 if form.errors else 200,
+    )
+
+
+@permission_required("calibration.run_judge", why=BLIND)
+def key_validation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    validation = get_object_or_404(
+        KeyValidation.objects.select_related("benchmark", "endpoint", "llm_run", "created_by"), pk=pk
+    )
+    disagreements = []
+    if validation.collected:
+        disagreements = list(key_disagreements(validation=validation)[:200])
+    for judgement in disagreements:
+        judgement.key_letter = LETTERS[judgement.key]
+        judgement.chosen_letter = LETTERS[judgement.chosen] if judgement.chosen is not None else ""
+    context = {"validation": validation, "disagreements": disagreements}
+    if request.htmx:
+        return render(request, "calibration/key_validation.html#status", context)
+    return render(request, "calibration/key_validation.html", context)

@@ -207,6 +207,8 @@ SPECTACULAR_SETTINGS = {
         "ReleaseStatusEnum": "annotation.releases.models.Release.Status",
         "RoundStatusEnum": "annotation.screening.models.ScreeningRound.Status",
         "RunModeEnum": "llm.models.RunMode",
+        "DecisionEnum": "annotation.screening.models.DECISIONS",
+        "ReplyAuditDecisionEnum": "annotation.items.services.replysets.AUDIT_DECISIONS",
     },
 }
 

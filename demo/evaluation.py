@@ -1,7 +1,8 @@
-"""The demo studies: the calibration demo, then a completed evaluation run over simulated models."""
+"""The demo studies: the calibration demo, the EiCAP study, then a completed evaluation run over simulated models."""
 
 from annotation.releases.models import Release
 from demo.calibration import demo_calibration
+from demo.eicap import demo_eicap
 from evaluation import services
 from evaluation.models import EvaluationRun
 from llm.models import Endpoint
@@ -17,8 +18,8 @@ MODELS = (
 
 
 def demo_studies() -> str:
-    """Create the demo calibration and evaluation if missing; return what was done."""
-    done = [demo_calibration()]
+    """Create the demo calibration, the EiCAP study and the evaluation if missing; return what was done."""
+    done = [demo_calibration(), demo_eicap()]
     if EvaluationRun.objects.filter(name=RUN_NAME).exists():
         return "; ".join([*done, "demo evaluation already present"])
     release = Release.objects.get(benchmark__slug="facet", version="0.1.0")

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.items import selectors, services
+from annotation.items.api_replysets import KeyDisagreementViewSet, ReplySetViewSet, ReplyViewSet
 from annotation.items.interchange import ItemRecord, LineError
 from annotation.items.models import (
     Benchmark,
@@ -320,3 +321,6 @@ router.register("emotions", EmotionViewSet, basename="emotion")
 router.register("scenario-domains", ScenarioDomainViewSet, basename="scenario-domain")
 router.register("scenarios", ScenarioViewSet, basename="scenario")
 router.register("crisis-levels", CrisisLevelViewSet, basename="crisis-level")
+router.register("reply-sets", ReplySetViewSet, basename="reply-set")
+router.register("replies", ReplyViewSet, basename="reply")
+router.register("key-disagreements", KeyDisagreementViewSet, basename="key-disagreement")

@@ -187,7 +187,10 @@ class ItemCreateForm(forms.Form):
 
 class TemplateForm(forms.Form):
     dimension = forms.ModelChoiceField(label=_("Dimension"), queryset=Dimension.objects.filter(children__isnull=True))
-    kind = forms.ChoiceField(label=_("Item kind"), choices=Item.Kind.choices)
+    kind = forms.ChoiceField(
+        label=_("Item kind"),
+        choices=[*Item.Kind.choices, ("reply_set", _("EiCAP reply sets (preferred and distractors)"))],
+    )
     instructions = forms.CharField(label=_("Instructions"), widget=forms.Textarea(attrs={"rows": 5}))
     constraints = forms.CharField(label=_("Constraints"), widget=forms.Textarea(attrs={"rows": 3}), required=False)
     scenarios = forms.ModelMultipleChoiceField(
@@ -250,6 +253,23 @@ class JobForm(forms.Form):
         initial=["en"],
     )
     translate = forms.BooleanField(label=_("Also draft the other language (marked machine-drafted)"), required=False)
+    turns = forms.TypedChoiceField(
+        label=_("User turns per dialogue (reply-set templates)"),
+        choices=[(1, _("one turn")), (2, _("two turns: turn 2 reframes turn 1"))],
+        coerce=int,
+        initial=1,
+        required=False,
+        empty_value=1,
+    )
+    given_turns = forms.CharField(
+        label=_("Your own user turns (reply-set templates, optional)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_(
+            'A JSON list of dialogues, each a list of one or two turns: [[{"en": "...", "zh": "..."}]]. One reply '
+            "set is drafted per dialogue, and the count is ignored."
+        ),
+    )
 
     def __init__(self, *args: object, user: AbstractBaseUser | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -349,3 +369,30 @@ def _option_rows(options: list[str], answer: int | None) -> list[dict]:
     for extra in range(len(options), min(len(options) + EXTRA_OPTIONS, 12)):
         rows.append({"index": extra, "letter": letters[extra], "text": "", "checked": False})
     return rows
+
+
+class ReplyAuditForm(forms.Form):
+    """An expert's decision on one reply; an edit carries the new text (and principle) per language."""
+
+    decision = forms.ChoiceField(
+        label=_("Decision"), choices=[("accept", _("Accept")), ("reject", _("Reject")), ("edit", _("Save edit"))]
+    )
+    reason = forms.CharField(label=_("Reason or note"), required=False, max_length=2000)
+    base_revision = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    text_en = forms.CharField(label=_("English text"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    principle_en = forms.CharField(label=_("English principle"), required=False)
+    text_zh = forms.CharField(label=_("Chinese text"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    principle_zh = forms.CharField(label=_("Chinese principle"), required=False)
+
+    def content(self, languages: list[str]) -> dict:
+        data = self.cleaned_data
+        return {lang: {"text": data[f"text_{lang}"], "principle": data[f"principle_{lang}"]} for lang in languages}
+
+
+class KeyReviewForm(forms.Form):
+    """An expert's review of a probe turn on which the independent judge did not choose the key."""
+
+    review = forms.ChoiceField(
+        label=_("Review"), choices=[("key_stands", _("The key stands")), ("key_wrong", _("The key is wrong"))]
+    )
+    note = forms.CharField(label=_("Note"), required=False, max_length=2000)

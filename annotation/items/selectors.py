@@ -8,7 +8,7 @@ from django.db.models import CharField, Count, Exists, F, OuterRef, Prefetch, Q,
 from django.utils.translation import gettext as _
 
 from annotation.items.content import CJK_CHAR, LANGUAGES, prose_text, search_form
-from annotation.items.diff import flatten_version
+from annotation.items.diff import diff_text, flatten_version
 from annotation.items.interchange import FORMAT
 from annotation.items.models import (
     Benchmark,
@@ -20,6 +20,13 @@ from annotation.items.models import (
     ItemImportJob,
     ItemRevision,
     ItemTemplate,
+    KeyJudgement,
+    KeyValidation,
+    Reply,
+    ReplyAudit,
+    ReplyRevision,
+    ReplySet,
+    ReplyTurn,
     Scenario,
     ScenarioDomain,
     StatusDecision,
@@ -330,3 +337,86 @@ def item_import_jobs(*, user: object) -> QuerySet[ItemImportJob]:
     if not user.has_perm("items.view_itemimportjob"):
         jobs = jobs.filter(created_by=user)
     return jobs.order_by("-created_at", "-pk")
+
+
+# --- EiCAP reply sets and key validation -------------------------------------------------------------------------
+
+REPLY_SET_STATES = ("to_audit", "audited", "expanded")
+
+
+def reply_set_list(*, dimension: str = "", state: str = "") -> QuerySet[ReplySet]:
+    """Reply sets with their counts of replies by audit state (one query), newest first."""
+    sets = ReplySet.objects.select_related("dimension").annotate(
+        replies_total=Count("turns__replies"),
+        replies_pending=Count("turns__replies", filter=Q(turns__replies__audit=Reply.Audit.PENDING)),
+        replies_rejected=Count("turns__replies", filter=Q(turns__replies__audit=Reply.Audit.REJECTED)),
+        replies_edited=Count("turns__replies", filter=Q(turns__replies__audit=Reply.Audit.EDITED)),
+        turn_count=Count("turns", distinct=True),
+    )
+    if dimension:
+        sets = sets.filter(dimension__code=dimension)
+    if state == "to_audit":
+        sets = sets.filter(replies_pending__gt=0)
+    elif state == "audited":
+        sets = sets.filter(replies_pending=0, expanded_at__isnull=True)
+    elif state == "expanded":
+        sets = sets.filter(expanded_at__isnull=False)
+    return sets.order_by("-created_at", "-pk")
+
+
+def reply_diff(old: dict | None, new: dict | None) -> list[dict]:
+    """Diff two revisions of a reply, text and principle in each language (the item diff's sentence/word rules)."""
+    rows = []
+    for lang in LANGUAGES:
+        before, after = (old or {}).get(lang) or {}, (new or {}).get(lang) or {}
+        if not before and not after:
+            continue
+        for field in ("text", "principle"):
+            a, b = before.get(field, ""), after.get(field, "")
+            rows.append({"language": lang, "field": field, "changed": a != b, "segments": diff_text(a, b, lang)})
+    return rows
+
+
+def reply_set_turns(reply_set: ReplySet) -> list[ReplyTurn]:
+    """The turns of a reply set with their replies, revisions (each with its diff from the one before) and audits."""
+    # Preferred replies first ("preferred" sorts after "distractor").
+    replies = (
+        Reply.objects.select_related("current_revision", "audited_by")
+        .prefetch_related(
+            Prefetch("revisions", queryset=ReplyRevision.objects.select_related("author").order_by("number")),
+            Prefetch("audits", queryset=ReplyAudit.objects.select_related("decided_by").order_by("created_at", "pk")),
+        )
+        .order_by("-role", "position")
+    )
+    turns = list(reply_set.turns.prefetch_related(Prefetch("replies", queryset=replies)).order_by("number"))
+    for turn in turns:
+        for reply in turn.replies.all():
+            revisions = list(reply.revisions.all())
+            reply.history = [
+                {"revision": rev, "diff": reply_diff(revisions[n - 1].content, rev.content) if n else []}
+                for n, rev in enumerate(revisions)
+            ]
+    return turns
+
+
+def key_validation_latest(*, benchmark: Benchmark | None = None) -> KeyValidation | None:
+    """The newest collected key validation (of a benchmark)."""
+    validations = KeyValidation.objects.filter(collected=True)
+    if benchmark is not None:
+        validations = validations.filter(benchmark=benchmark)
+    return validations.order_by("-collected_at", "-pk").first()
+
+
+def key_disagreements(*, validation: KeyValidation, review: str = "", item_prefix: str = "") -> QuerySet[KeyJudgement]:
+    """The probe turns on which the validation's judge did not choose the key (or named no option)."""
+    found = (
+        KeyJudgement.objects.filter(validation=validation)
+        .exclude(chosen=F("key"))
+        .select_related("item", "revision", "reviewed_by")
+        .order_by("item__uid", "language", "turn")
+    )
+    if review:
+        found = found.filter(review=review)
+    if item_prefix:
+        found = found.filter(item__uid__startswith=item_prefix)
+    return found

@@ -11,6 +11,11 @@ from annotation.items.models import (
     Item,
     ItemImportJob,
     ItemRevision,
+    KeyJudgement,
+    Reply,
+    ReplyRevision,
+    ReplySet,
+    ReplyTurn,
     Scenario,
     ScenarioDomain,
     StatusDecision,
@@ -241,3 +246,72 @@ class ItemImportJobSerializer(serializers.ModelSerializer):
         path = reverse("item-import-detail", args=[job.pk])
         request = self.context.get("request")
         return request.build_absolute_uri(path) if request is not None else path
+
+
+class ReplyRevisionSerializer(serializers.ModelSerializer):
+    author = serializers.CharField(source="author.username", default=None, read_only=True)
+
+    class Meta:
+        model = ReplyRevision
+        fields = ["number", "content", "message", "author", "created_at"]
+        read_only_fields = fields
+
+
+class ReplySerializer(serializers.ModelSerializer):
+    content = serializers.JSONField(source="current_revision.content", read_only=True)
+    revision = serializers.IntegerField(source="current_revision.number", read_only=True)
+    audited_by = serializers.CharField(source="audited_by.username", default=None, read_only=True)
+    revisions = ReplyRevisionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Reply
+        fields = ["id", "role", "position", "audit", "content", "revision", "audited_by", "audited_at", "revisions"]
+        read_only_fields = fields
+
+
+class ReplyTurnSerializer(serializers.ModelSerializer):
+    replies = ReplySerializer(many=True, read_only=True)
+
+    class Meta:
+        model = ReplyTurn
+        fields = ["number", "user", "replies"]
+        read_only_fields = fields
+
+
+class ReplySetSerializer(serializers.ModelSerializer):
+    benchmark = serializers.CharField(source="benchmark.slug", read_only=True)
+    dimension = serializers.CharField(source="dimension.code", read_only=True)
+    turns = ReplyTurnSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = ReplySet
+        fields = ["uid", "benchmark", "dimension", "context", "created_at", "expanded_at", "turns"]
+        read_only_fields = fields
+
+
+class ReplyAuditSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["accept", "reject", "edit"])
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    content = serializers.JSONField(required=False, help_text='For an edit: {"en": {"text": ..., "principle": ...}}.')
+    base_revision = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+
+class ExpandSerializer(serializers.Serializer):
+    seed = serializers.IntegerField(required=False, default=None, allow_null=True, min_value=0)
+    accept = serializers.BooleanField(required=False, default=False)
+
+
+class KeyJudgementSerializer(serializers.ModelSerializer):
+    item = serializers.CharField(source="item.uid", read_only=True)
+    revision = serializers.IntegerField(source="revision.number", read_only=True)
+    reviewed_by = serializers.CharField(source="reviewed_by.username", default=None, read_only=True)
+
+    class Meta:
+        model = KeyJudgement
+        fields = ["id", "item", "revision", "language", "turn", "key", "chosen", "review", "note", "reviewed_by"]
+        read_only_fields = fields
+
+
+class KeyReviewSerializer(serializers.Serializer):
+    review = serializers.ChoiceField(choices=["key_stands", "key_wrong"])
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.items.views import coverage, drafting, imports, items
+from annotation.items.views import coverage, drafting, imports, items, replysets
 
 app_name = "items"
 
@@ -21,4 +21,11 @@ urlpatterns = [
     path("schema/item.json", items.item_schema, name="item-schema"),
     path("drafting/", drafting.overview, name="drafting"),
     path("drafting/jobs/<int:pk>/", drafting.job_detail, name="drafting-job"),
+    path("reply-sets/", replysets.reply_set_list, name="replyset-list"),
+    path("reply-sets/expand/", replysets.reply_sets_expand, name="replysets-expand"),
+    path("reply-sets/disagreements/", replysets.key_disagreements, name="key-disagreements"),
+    path("reply-sets/disagreements/<int:pk>/review/", replysets.key_review, name="key-review"),
+    path("reply-sets/replies/<int:pk>/audit/", replysets.reply_audit, name="reply-audit"),
+    path("reply-sets/<str:uid>/", replysets.reply_set_detail, name="replyset-detail"),
+    path("reply-sets/<str:uid>/expand/", replysets.reply_set_expand, name="replyset-expand"),
 ]

@@ -48,6 +48,7 @@ def _section(lang: str, meta: dict, facts: dict, layout: int) -> list[str]:
         *_revisions(facts),
         *_screening(lang, facts),
         *_validation(facts),
+        *_key_validation(facts),
         _heading(_("Licence")),
         "",
         meta.get("licence") or _("Not stated."),
@@ -308,6 +309,50 @@ def _validation(facts: dict) -> list[str]:
             else _("Frozen with every check passed, with no user recorded.")
         ) % values
     return [_heading(_("Validation")), "", *_bullets(lines), *([statement, ""] if statement else [])]
+
+
+def _key_validation(facts: dict) -> list[str]:
+    """The independent check of the EiCAP probe keys, for releases that pin probes a key validation judged."""
+    found = facts.get("key_validation")
+    if not found:
+        return []
+    if found["kappa"] is None:
+        figure = _("Cohen's kappa is undefined: %(reason)s") % {"reason": found["undefined_reason"]}
+    else:
+        figure = _(
+            "Cohen's kappa between the judge's answers and the keys: %(kappa)s (95%% bootstrap interval %(low)s to "
+            "%(high)s, %(boot)s resamples), raw agreement %(agreement)s, over %(units)s answered probe turns"
+        ) % {
+            "kappa": f"{found['kappa']:.3f}",
+            "low": f"{found['ci_low']:.3f}",
+            "high": f"{found['ci_high']:.3f}",
+            "boot": found["n_boot"],
+            "agreement": f"{found['agreement']:.3f}",
+            "units": found["n_units"],
+        }
+    lines = [
+        _(
+            "A second judge from another model family than the drafter answered the probes blind, by letter "
+            "choice, as a model under evaluation sees them."
+        ),
+        figure,
+        ngettext(
+            "%(n)s probe of this release was judged (of %(total)s in the validation)",
+            "%(n)s probes of this release were judged (of %(total)s in the validation)",
+            found["pinned"],
+        )
+        % {"n": found["pinned"], "total": found["n_probes"]},
+    ]
+    if found["unanswered"]:
+        lines.append(
+            ngettext(
+                "%(n)s probe turn answered with no option",
+                "%(n)s probe turns answered with no option",
+                found["unanswered"],
+            )
+            % {"n": found["unanswered"]}
+        )
+    return [_heading(_("Independent validation of the keys")), "", *_bullets(lines)]
 
 
 def _layout_2_files() -> list[str]:

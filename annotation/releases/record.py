@@ -11,7 +11,7 @@ from django.utils import translation
 
 from annotation.items.content import LANGUAGES
 from annotation.items.interchange import FORMAT
-from annotation.items.models import Item, ItemRevision, Scenario
+from annotation.items.models import Item, ItemRevision, KeyJudgement, KeyValidation, Scenario
 from annotation.releases.card import LOCALES
 from annotation.releases.models import Release, ReleaseItem
 from annotation.screening.models import Review, RoundItem
@@ -188,6 +188,32 @@ def _rounds(entries: list[ReleaseItem], languages: list[str]) -> tuple[list[dict
     return rounds, len(set(pinned) - {ri.item_id for ri in round_items})
 
 
+def _key_validation(entries: list[ReleaseItem]) -> dict | None:
+    """The newest collected EiCAP key validation that judged pinned revisions, or None (the card then says nothing).
+
+    The judge is not named: dataset cards are read by experts too.
+    """
+    pinned = [e.revision_id for e in entries]
+    judged = KeyJudgement.objects.filter(revision_id__in=pinned, validation__collected=True)
+    newest = judged.order_by("-validation__collected_at", "-validation_id").values_list("validation_id", flat=True)
+    validation_id = newest.first()
+    if validation_id is None:
+        return None
+    validation = KeyValidation.objects.get(pk=validation_id)
+    return {
+        "kappa": validation.kappa,
+        "ci_low": validation.ci_low,
+        "ci_high": validation.ci_high,
+        "agreement": validation.agreement,
+        "n_units": validation.n_units,
+        "n_probes": validation.n_probes,
+        "unanswered": validation.unanswered,
+        "n_boot": validation.n_boot,
+        "pinned": judged.filter(validation_id=validation_id).values("item_id").distinct().count(),
+        "undefined_reason": validation.undefined_reason,
+    }
+
+
 def card_facts(release: Release, entries: list[ReleaseItem], *, checks: list[dict]) -> dict:
     """Return what the dataset card states about the pinned items, read from the record as it stands now."""
     languages = [lang for lang in LANGUAGES if any(e.revision.content.get(lang) for e in entries)]
@@ -203,4 +229,5 @@ def card_facts(release: Release, entries: list[ReleaseItem], *, checks: list[dic
         "frozen": release.is_frozen,
         "frozen_by": release.frozen_by.get_username() if release.frozen_by else None,
         "override_reason": release.override_reason,
+        "key_validation": _key_validation(entries),
     }

@@ -99,7 +99,12 @@ def comparisons_for_half_width_assured(
 
 
 def settle_probability(
-    *, mean_difference: float, sd_difference: float, n: int, total: int, design_effect: float = 1.0,
+    *,
+    mean_difference: float,
+    sd_difference: float,
+    n: int,
+    total: int,
+    design_effect: float = 1.0,
     confidence: float = 0.95,
 ) -> float | None:
     """Return the predictive probability that ``total`` comparisons make the paired lead significant (two-sided).
@@ -132,8 +137,15 @@ class LeadPlan:
 
 
 def lead_plan(
-    *, mean_difference: float, sd_difference: float, n: int, design_effect: float = 1.0, confidence: float = 0.95,
-    power: float = 0.8, assurance: float = ASSURANCE, budget_total: int | None = None,
+    *,
+    mean_difference: float,
+    sd_difference: float,
+    n: int,
+    design_effect: float = 1.0,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    assurance: float = ASSURANCE,
+    budget_total: int | None = None,
 ) -> LeadPlan:
     """Plan the comparisons for the lead at its one-sided ``assurance`` lower bound, within ``budget_total``.
 
@@ -147,15 +159,23 @@ def lead_plan(
     needed = None
     if bound > 0:
         needed = comparisons_for_lead(
-            mean_difference=bound, sd_difference=sd_difference, design_effect=design_effect, confidence=confidence,
+            mean_difference=bound,
+            sd_difference=sd_difference,
+            design_effect=design_effect,
+            confidence=confidence,
             power=power,
         )
         needed = None if needed is None else max(n, needed)
     too_close = needed is None or needed > budget
     if too_close:
         needed = None
-    common = {"mean_difference": mean_difference, "sd_difference": sd_difference, "n": n,
-              "design_effect": design_effect, "confidence": confidence}
+    common = {
+        "mean_difference": mean_difference,
+        "sd_difference": sd_difference,
+        "n": n,
+        "design_effect": design_effect,
+        "confidence": confidence,
+    }
     return LeadPlan(
         needed_total=needed,
         lower_bound=float(bound),
@@ -167,7 +187,11 @@ def lead_plan(
 
 
 def comparisons_for_lead(
-    *, mean_difference: float, sd_difference: float, design_effect: float = 1.0, confidence: float = 0.95,
+    *,
+    mean_difference: float,
+    sd_difference: float,
+    design_effect: float = 1.0,
+    confidence: float = 0.95,
     power: float = 0.8,
 ) -> int | None:
     """Return the comparisons at which a paired lead of ``mean_difference`` is significant (two-sided test).
@@ -211,7 +235,13 @@ class PlanRow:
 
 
 def _row(
-    name: str, value: float | None, half_width: float | None, n: int, deff: float, needed: int | None, inputs: dict,
+    name: str,
+    value: float | None,
+    half_width: float | None,
+    n: int,
+    deff: float,
+    needed: int | None,
+    inputs: dict,
     projected: int | None = None,
 ) -> PlanRow:
     more = None if needed is None else max(0, needed - n)
@@ -235,8 +265,13 @@ def _row(
 
 
 def plan(
-    inputs: dict, *, target_half_width: float, confidence: float = 0.95, power: float = 0.8,
-    assurance: float = ASSURANCE, budget_total: int | None = None,
+    inputs: dict,
+    *,
+    target_half_width: float,
+    confidence: float = 0.95,
+    power: float = 0.8,
+    assurance: float = ASSURANCE,
+    budget_total: int | None = None,
 ) -> dict:
     """Return the planning rows from the report's planning inputs (``calibration.report.planning_inputs``).
 
@@ -269,8 +304,11 @@ def plan(
             budget_total=budget_total,
         )
         projected = comparisons_for_lead(
-            mean_difference=diff["mean"], sd_difference=diff["sd"], design_effect=diff.get("design_effect", 1.0),
-            confidence=confidence, power=power,
+            mean_difference=diff["mean"],
+            sd_difference=diff["sd"],
+            design_effect=diff.get("design_effect", 1.0),
+            confidence=confidence,
+            power=power,
         )
         half = None
         if diff["n"] > 0 and diff["sd"] > 0:
@@ -278,8 +316,14 @@ def plan(
         significant = half is not None and abs(diff["mean"]) > half
         lead = {
             **_row(
-                f"{diff['first']} − {diff['second']}", diff["mean"], half, diff["n"], diff["design_effect"],
-                lead_result.needed_total, inputs, projected,
+                f"{diff['first']} − {diff['second']}",
+                diff["mean"],
+                half,
+                diff["n"],
+                diff["design_effect"],
+                lead_result.needed_total,
+                inputs,
+                projected,
             ).as_dict(),
             "first": diff["first"],
             "second": diff["second"],
@@ -291,10 +335,16 @@ def plan(
             "settle_probability": lead_result.settle_probability,
             "settle_probability_at_budget": lead_result.settle_probability_at_budget,
         }
-    return {"target_half_width": target_half_width, "confidence": confidence, "power": power,
-            "assurance": assurance, "judges": judges, "lead": lead,
-            "seconds_per_label": inputs.get("seconds_per_label"),
-            "labels_per_comparison": inputs.get("labels_per_comparison")}
+    return {
+        "target_half_width": target_half_width,
+        "confidence": confidence,
+        "power": power,
+        "assurance": assurance,
+        "judges": judges,
+        "lead": lead,
+        "seconds_per_label": inputs.get("seconds_per_label"),
+        "labels_per_comparison": inputs.get("labels_per_comparison"),
+    }
 
 
 def planning_inputs(

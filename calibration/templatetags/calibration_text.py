@@ -12,16 +12,24 @@ register = template.Library()
 _NUMBER = r"(-?[\d.]+|—|None|n/a|-inf|nan)"
 _LINES = [
     (
-        re.compile(rf"(.+): alpha with judge {_NUMBER} \[{_NUMBER}, {_NUMBER}\] vs experts {_NUMBER}: "
-                   r"(significantly worse, excluded|not significantly worse)\."),
+        re.compile(
+            rf"(.+): alpha with judge {_NUMBER} \[{_NUMBER}, {_NUMBER}\] vs experts {_NUMBER}: "
+            r"(significantly worse, excluded|not significantly worse)\."
+        ),
         lambda m: (
-            _("%(judge)s: alpha with the judge %(value)s [%(low)s, %(high)s] against the experts' %(base)s: "
-              "significantly worse, excluded.")
-            if m[6].startswith("significantly")
-            else _("%(judge)s: alpha with the judge %(value)s [%(low)s, %(high)s] against the experts' %(base)s: "
-                   "not significantly worse.")
-        )
-        % {"judge": m[1], "value": m[2], "low": m[3], "high": m[4], "base": m[5]},
+            (
+                _(
+                    "%(judge)s: alpha with the judge %(value)s [%(low)s, %(high)s] against the experts' %(base)s: "
+                    "significantly worse, excluded."
+                )
+                if m[6].startswith("significantly")
+                else _(
+                    "%(judge)s: alpha with the judge %(value)s [%(low)s, %(high)s] against the experts' %(base)s: "
+                    "not significantly worse."
+                )
+            )
+            % {"judge": m[1], "value": m[2], "low": m[3], "high": m[4], "base": m[5]}
+        ),
     ),
     (
         re.compile(r"(.+): alpha with the judge is undefined \((.*)\)\."),

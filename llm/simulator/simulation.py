@@ -6,7 +6,7 @@ The model name chooses the role (see docs/llm.md):
 - ``sim-style-template`` / ``sim-style-list`` / ``sim-style-concise``: free-text replies in one style.
 - ``sim-judge[-noiseN][-biasN|-biasmN][-tieN]``: pairwise judge preferring the reply with the higher hidden
   quality score, with Gaussian noise (N points), a position bias towards A (or B with ``m``) and a tie band.
-- ``sim-drafter``: candidate items as JSON.
+- ``sim-drafter``: candidate items as JSON (EiCAP reply sets too: ``llm.simulator.replysets``).
 - ``sim-echo``: repeats the last user message.
 - any other ``sim-*``: a concise reply.
 """
@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from llm.parsers import BYTES_PREFIX
+from llm.simulator import replysets
 
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 TOKEN_RE = re.compile(rf"\s*[{CJK}]|\s*[A-Za-z]+|\s*\d{{1,3}}|\s*\S|\s+")
@@ -386,7 +387,10 @@ OTHER_EMOTIONS_ZH = ("喜悦", "愤怒", "恐惧", "无聊", "感激", "内疚",
 
 
 def drafter_reply(prompt: str, rng: random.Random, chinese: bool) -> str:
-    """Return candidate items as JSON: ``{"items": [...]}`` in the item content shape the prompt asks for."""
+    """Return candidate items as JSON: ``{"items": [...]}`` in the item content shape the prompt asks for (reply
+    sets, ``{"reply_sets": [...]}``, for an EiCAP reply-set prompt)."""
+    if replysets.is_reply_set_prompt(prompt):
+        return replysets.reply_set_reply(prompt, rng, chinese)
     m = re.search(r"(\d{1,2})\s*(?:candidate\s+|new\s+|more\s+)?(?:items|questions|prompts|道|个|条)", prompt)
     count = max(1, min(int(m.group(1)) if m else 3, 20))
     lowered = prompt.lower()

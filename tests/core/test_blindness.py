@@ -25,23 +25,26 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.utils.html import escape
 
 from annotation.items.models import Benchmark, Dimension, DraftingJob
-from annotation.items.services import drafting
+from annotation.items.services import drafting, expansion
 from annotation.labelling import services as labelling
 from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment, ModelResponse
 from annotation.labelling.pairwise import shown_choice
 from annotation.screening.criteria import default_criteria_create
 from annotation.screening.models import Criterion
+from calibration import keys
 from calibration import services as calibration
 from calibration.models import Judge
 from evaluation.models import EvaluationLLMRun, OpenResponse
 from llm.models import Endpoint, RunItem
 from tests.core import crawl
 from tests.factories import (
+    audit_reply_set,
     make_calibration_run,
     make_evaluation_run,
     make_frozen_release,
     make_item,
     make_judge_selection,
+    make_reply_set,
     make_review,
     make_screening_round,
     mcq_content,
@@ -84,6 +87,13 @@ REQUIRED = {
     "items:item-status-decide": "items.decide_status",
     "items:drafting": "items.add_item",
     "items:drafting-job": "items.add_item",
+    "items:replyset-list": VIEW,
+    "items:replyset-detail": VIEW,
+    "items:replyset-expand": "items.add_item",
+    "items:replysets-expand": "items.add_item",
+    "items:reply-audit": "items.change_item",
+    "items:key-disagreements": VIEW,
+    "items:key-review": "items.change_item",
     "item-list": VIEW,
     "item-detail": VIEW,
     "item-revisions": VIEW,
@@ -105,6 +115,13 @@ REQUIRED = {
     "scenario-detail": VIEW,
     "crisis-level-list": VIEW,
     "crisis-level-detail": VIEW,
+    "reply-set-list": VIEW,
+    "reply-set-detail": VIEW,
+    "reply-set-expand": "items.add_item",
+    "reply-detail": VIEW,
+    "reply-audit": "items.change_item",
+    "key-disagreement-list": VIEW,
+    "key-disagreement-review": "items.change_item",
     # screening
     "screening:round-list": "screening.review_item",
     "screening:round-detail": "screening.review_item",
@@ -154,6 +171,8 @@ REQUIRED = {
     "calibration:run-download": "calibration.run_judge",
     "calibration:run-verdicts": "calibration.run_judge",
     "calibration:run-pairs": "calibration.run_judge",
+    "calibration:key-validations": "calibration.run_judge",
+    "calibration:key-validation": "calibration.run_judge",
     # evaluation
     "evaluation:run-list": "evaluation.run_evaluation",
     "evaluation:run-create": "evaluation.run_evaluation",
@@ -203,6 +222,9 @@ REQUIRED = {
     "calibration-selection-detail": "calibration.run_judge",
     "calibration-jury-list": "calibration.run_judge",
     "calibration-jury-detail": "calibration.run_judge",
+    "calibration-key-validation-list": "calibration.run_judge",
+    "calibration-key-validation-detail": "calibration.run_judge",
+    "calibration-key-validation-disagreements": "calibration.run_judge",
     # evaluation API
     "evaluation-run-list": "evaluation.run_evaluation",
     "evaluation-run-detail": "evaluation.run_evaluation",
@@ -596,6 +618,18 @@ def study(transactional_db, taxonomy, make_endpoint, make_user, expert, lead, re
     job = DraftingJob.objects.get()
     work_llm_run(job.llm_run_id)
     assert drafting.drafting_job_collect(job=job, user=expert).created_uids, "the expert's drafts arrived"
+    # An EiCAP reply set audited by the expert, expanded, and its keys checked by a judge the experts must not see.
+    reply_set = make_reply_set(uid="blind-rs-1", user=expert)
+    audit_reply_set(reply_set, expert, reject={(1, "distractor", 1)})
+    audit_reply_set(reply_set, expert)
+    expansion.reply_set_expand(reply_set=reply_set, user=lead, accept=True)
+    validation = keys.key_validation_start(
+        benchmark=Benchmark.objects.get(slug="eicap"),
+        endpoint=make_endpoint("sim-mcq-acc40", name="Blind key judge"),
+        user=researcher,
+        start=False,
+    )
+    work_llm_run(validation.llm_run_id)
     client.logout()
     return {"expert": expert, "lead_expert": lead, "researcher": researcher, "admin": admin_user}
 

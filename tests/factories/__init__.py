@@ -17,10 +17,13 @@ from tests.factories.items import make_item, mcq_content
 from tests.factories.labelling import make_labelled_comparison_set, prefer_by_quality
 from tests.factories.llm import make_llm_endpoint, mcq_prompts, run_queued_collections, work_llm_run
 from tests.factories.releases import make_frozen_release
+from tests.factories.replysets import audit_reply_set, make_reply_set
 from tests.factories.screening import REVIEW_SCORES, make_review, make_screening_round
 from tests.factories.users import PASSWORD, UserFactory
 
 __all__ = [
+    "audit_reply_set",
+    "make_reply_set",
     "PASSWORD",
     "REVIEW_SCORES",
     "UserFactory",

@@ -41,6 +41,10 @@ class DraftingJob(models.Model):
     count = models.PositiveIntegerField(_("how many"))
     languages = models.JSONField(_("languages"), default=list)
     translate = models.BooleanField(_("draft the other language too (machine-drafted)"), default=False)
+    # Reply-set templates only: user turns per dialogue (1, or 2 where turn 2 reframes turn 1), and the
+    # researcher's own dialogues, when given, instead of drafted ones (a list of lists of {"en", "zh"} turns).
+    turns = models.PositiveSmallIntegerField(_("user turns per dialogue"), default=1)
+    given_turns = models.JSONField(_("given user turns"), default=list, blank=True)
     scenarios = models.ManyToManyField("items.Scenario", blank=True, related_name="+")
     emotions = models.ManyToManyField("items.EmotionCategory", blank=True, related_name="+")
     llm_run = models.ForeignKey("llm.Run", null=True, blank=True, on_delete=models.PROTECT, related_name="+")

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from annotation.items.blinding import drafting_refusal
 from annotation.items.content import LANGUAGES, check_parity, normalise_content, searchable_text, validate_content
 from annotation.items.models import Dimension, DraftingJob, EmotionCategory, Item, ItemTemplate, Scenario
+from annotation.items.services import replysets
 from annotation.items.services.items import ItemState, item_create
 from llm import collectors
 from llm import services as llm_services
@@ -41,7 +42,7 @@ def item_template_save(
     seed_items: list[Item] = (),
 ) -> ItemTemplate:
     """Save the next version of a dimension's item template."""
-    if kind not in SHAPES:
+    if kind not in SHAPES and kind != replysets.REPLY_SET:
         raise ValidationError(_("Unknown item kind %(kind)s.") % {"kind": kind})
     if not instructions.strip():
         raise ValidationError(_("Write the instructions for drafting."))
@@ -101,31 +102,73 @@ def drafting_job_start(
     scenarios: list[Scenario] = (),
     emotions: list[EmotionCategory] = (),
     start: bool = True,
+    turns: int = 1,
+    given_turns: object = None,
 ) -> DraftingJob:
-    """Queue an LLM run asking for ``count`` candidates in batches, rotating through scenarios and emotions."""
+    """Queue an LLM run asking for ``count`` candidates in batches, rotating through scenarios and emotions.
+
+    For a reply-set template, ``turns`` (1 or 2) is the number of user turns per drafted dialogue, and
+    ``given_turns`` the researcher's own dialogues (``replysets.given_turns_clean``), one reply set each, instead
+    of ``count`` drafted ones.
+    """
     refusal = drafting_refusal(endpoint)
     if refusal:
         raise ValidationError({"endpoint": refusal})
     languages = [lang for lang in LANGUAGES if lang in languages]
     if not languages:
         raise ValidationError(_("Choose at least one language."))
+    wanted = list(LANGUAGES) if translate else languages
+    reply_sets = template.kind == replysets.REPLY_SET
+    given = replysets.given_turns_clean(given_turns, languages=languages) if reply_sets else []
+    if given_turns and not reply_sets:
+        raise ValidationError({"given_turns": _("Only reply-set templates take given user turns.")})
+    if given:
+        count = len(given)
     if not 1 <= count <= 1000:
         raise ValidationError(_("Ask for 1 to 1000 candidates."))
-    wanted = list(LANGUAGES) if translate else languages
+    if reply_sets and turns not in (1, 2):
+        raise ValidationError({"turns": _("A dialogue has one or two user turns.")})
     scenarios = list(scenarios) or list(template.scenarios.all())
     emotions = list(emotions) or list(template.emotions.all())
     job = DraftingJob(
-        template=template, endpoint=endpoint, count=count, languages=languages, translate=translate, created_by=user
+        template=template,
+        endpoint=endpoint,
+        count=count,
+        languages=languages,
+        translate=translate,
+        created_by=user,
+        turns=turns if reply_sets else 1,
+        given_turns=given,
     )
     job.full_clean()
     job.save()
     job.scenarios.set(scenarios)
     job.emotions.set(emotions)
     prompts = []
-    for batch in range(math.ceil(count / BATCH)):
-        n = min(BATCH, count - batch * BATCH)
+    size = (1 if given else replysets.BATCH) if reply_sets else BATCH
+    for batch in range(math.ceil(count / size)):
+        n = min(size, count - batch * size)
         scenario = scenarios[batch % len(scenarios)] if scenarios else None
         emotion = emotions[batch % len(emotions)] if emotions else None
+        if reply_sets:
+            dialogue = given[batch] if given else []
+            messages = replysets.reply_set_messages(
+                template=template,
+                n=n,
+                turns=len(dialogue) or turns,
+                languages=wanted,
+                scenario=scenario.name_en if scenario else "",
+                emotion=emotion.name_en if emotion else "",
+                given=dialogue,
+            )
+        else:
+            messages = drafting_messages(
+                template=template,
+                n=n,
+                languages=wanted,
+                scenario=scenario.name_en if scenario else "",
+                emotion=emotion.name_en if emotion else "",
+            )
         prompts.append(
             {
                 "key": f"batch-{batch + 1}",
@@ -134,14 +177,9 @@ def drafting_job_start(
                     "batch": batch + 1,
                     "scenario": scenario.pk if scenario else None,
                     "emotion": emotion.pk if emotion else None,
+                    **({"given": batch} if given else {}),
                 },
-                "messages": drafting_messages(
-                    template=template,
-                    n=n,
-                    languages=wanted,
-                    scenario=scenario.name_en if scenario else "",
-                    emotion=emotion.name_en if emotion else "",
-                ),
+                "messages": messages,
             }
         )
     job.llm_run = llm_services.run_create(
@@ -191,6 +229,11 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
     failures, created = [], []
     if job.llm_run.status != Run.Status.DONE:
         failures.append({"where": "run", "reason": job.llm_run.error or job.llm_run.status})
+    if template.kind == replysets.REPLY_SET:
+        created = _collect_reply_sets(job, wanted=wanted, machine=machine, failures=failures, user=user)
+        job.created_uids, job.failures, job.collected = created, failures, True
+        job.save(update_fields=["created_uids", "failures", "collected"])
+        return job
     n = Item.objects.filter(uid__startswith=f"{dimension.code}-draft-{job.pk}-").count()
     scenarios = {s.pk: s for s in job.scenarios.all()}
     emotions = {e.pk: e for e in job.emotions.all()}
@@ -280,3 +323,59 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
     job.created_uids, job.failures, job.collected = created, failures, True
     job.save(update_fields=["created_uids", "failures", "collected"])
     return job
+
+
+def _collect_reply_sets(
+    job: DraftingJob, *, wanted: list[str], machine: list[str], failures: list, user: AbstractBaseUser | None
+) -> list[str]:
+    """Store every well-formed drafted reply set of a finished job; report the others in ``failures``."""
+    template, dimension = job.template, job.template.dimension
+    scenarios = {s.pk: s for s in job.scenarios.all()}
+    n = job.reply_sets.count()
+    created = []
+    for ri in RunItem.objects.filter(run=job.llm_run).select_related("call").order_by("position"):
+        where_batch = _("batch %(n)s") % {"n": ri.ref.get("batch", ri.position)}
+        if ri.status != RunItem.Status.DONE or not isinstance(ri.result, dict):
+            failures.append(
+                {
+                    "where": where_batch,
+                    "reason": ri.error or _("no JSON in the reply"),
+                    "raw": (ri.call.response_text if ri.call else "")[:2000],
+                }
+            )
+            continue
+        given = job.given_turns[ri.ref["given"]] if ri.ref.get("given") is not None else None
+        turns = len(given) if given else job.turns
+        for index, candidate in enumerate(ri.result.get("reply_sets") or []):
+            where = f"{where_batch} #{index + 1}"
+            versions = replysets.candidate_versions(candidate, wanted)
+            problems = (
+                replysets.candidate_problems(versions, turns=turns, wanted=wanted)
+                if versions
+                else [_("not a reply set object in the requested form")]
+            )
+            if problems:
+                failures.append(
+                    {
+                        "where": where,
+                        "reason": "; ".join(problems),
+                        "raw": json.dumps(candidate, ensure_ascii=False)[:2000],
+                    }
+                )
+                continue
+            n += 1
+            reply_set = replysets.reply_set_create(
+                uid=f"{dimension.code}-rs-{job.pk}-{n}",
+                template=template,
+                versions={lang: versions[lang] for lang in wanted},
+                user=user,
+                job=job,
+                given=given,
+                scenario=scenarios.get(ri.ref.get("scenario")),
+                metadata={
+                    "draft": {"job": job.pk, "template": str(template), "call": ri.call_id},
+                    **({"machine_drafted_languages": machine} if machine else {}),
+                },
+            )
+            created.append(reply_set.uid)
+    return created
