@@ -24,6 +24,7 @@ from core.rowfiles import FORMATS, language_param, pair_headers, table_response
 from evaluation import exports, selectors, services
 from evaluation.models import EvaluationRun
 from evaluation.report import report_file, report_files_names
+from evaluation.report.files import report_eicap_languages
 from evaluation.serializers import (
     BudgetSerializer,
     EstimateSerializer,
@@ -234,7 +235,7 @@ class EvaluationRunViewSet(
                 "name": name,
                 "url": request.build_absolute_uri(reverse("evaluation-run-file", kwargs={"pk": run.pk, "name": name})),
             }
-            for name in report_files_names(run.languages)
+            for name in report_files_names(run.languages, eicap_languages=report_eicap_languages(run.report))
         ]
         return Response(FilesSerializer({"files": files}).data)
 
@@ -282,7 +283,17 @@ class EvaluationRunViewSet(
         -Inconsistent, -Unparsed count what was left out."""
         return self._table(request, pk, fmt, pairs=True)
 
-    def _table(self, request: Request, pk: str | None, fmt: str, *, pairs: bool) -> HttpResponse:
+    @extend_schema(
+        parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
+        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+    )
+    @action(detail=True, methods=["get"], url_path=r"answers/(?P<fmt>[a-z]+)", url_name="answers")
+    def answers(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
+        """The raw objective answers, one row per model, item, language and turn: protocol, layer, dimension, key,
+        choice, correctness and (log-probability answers) the margin of the key over the best distractor."""
+        return self._table(request, pk, fmt, pairs=False, answers=True)
+
+    def _table(self, request: Request, pk: str | None, fmt: str, *, pairs: bool, answers: bool = False) -> HttpResponse:
         run = get_object_or_404(EvaluationRun.objects.select_related("judge"), pk=pk)
         try:
             language = language_param(request.query_params.get("language"))
@@ -290,6 +301,9 @@ class EvaluationRunViewSet(
             return Response({"language": [_("Expected en or zh.")]}, status=status.HTTP_400_BAD_REQUEST)
         if fmt not in FORMATS:
             return Response({"fmt": [_("Unknown format.")], "choices": list(FORMATS)}, status=status.HTTP_404_NOT_FOUND)
+        if answers:
+            rows = exports.answer_rows(run=run, language=language)
+            return table_response(rows, exports.ANSWER_COLUMNS, fmt, filename=f"answers-evaluation-{run.pk}")
         if not pairs:
             rows = exports.verdict_rows(run=run, language=language)
             return table_response(rows, exports.VERDICT_COLUMNS, fmt, filename=f"verdicts-evaluation-{run.pk}")

@@ -14,6 +14,8 @@ from evaluation.ratings import DEFAULT_MARGIN_MAPPING, MARGIN_MAPPINGS
 class Protocol(models.TextChoices):
     LETTER = "letter", _("letter choice with shuffled options (chat)")
     LOGPROB = "logprob", _("mean per-token log-probability of each option (legacy completions)")
+    # EiCAP's setting: open models scored by log-probability, chat-only APIs by letter choice, reported apart.
+    MIXED = "mixed", _("log-probability for completions endpoints, letter choice for chat-only APIs (reported apart)")
 
 
 class Pairing(models.TextChoices):
@@ -135,6 +137,14 @@ class ModelUnderTest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.code} ({self.label})"
+
+    @property
+    def protocol(self) -> str:
+        """Return how this model's objective answers are scored: the run's protocol, resolved per endpoint if mixed."""
+        if self.run.protocol != Protocol.MIXED:
+            return self.run.protocol
+        completions = self.endpoint.api_style == self.endpoint.ApiStyle.COMPLETIONS
+        return Protocol.LOGPROB if completions else Protocol.LETTER
 
 
 class EvaluationLLMRun(models.Model):

@@ -13,5 +13,6 @@ urlpatterns = [
     path("<int:pk>/budget/", views.run_budget, name="budget"),
     path("<int:pk>/verdicts.<str:fmt>", views.run_verdicts, name="verdicts"),
     path("<int:pk>/pairs.<str:fmt>", views.run_pairs, name="pairs"),
+    path("<int:pk>/answers.<str:fmt>", views.run_answers, name="answers"),
     path("<int:pk>/<str:action>/", views.run_action, name="action"),
 ]

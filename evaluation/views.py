@@ -109,7 +109,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         names = dimension_names(run, run.report)
         context["report"] = run.report
         context["figures"] = page_figures(run, names)
-        context["table_files"] = table_file_names()
+        context["table_files"] = table_file_names(eicap=bool(run.report.get("eicap")))
         context["row_formats"] = FORMATS
         context["dimension_names"] = names
         context["pairing_comparison"] = selectors.pairing_comparison(run=run, models=models)
@@ -231,6 +231,17 @@ def _run_table(request: HttpRequest, pk: int, fmt: str, *, pairs: bool) -> HttpR
 def run_verdicts(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     """Download the judge's pair verdicts, one row per item, language and pair with both orders combined."""
     return _run_table(request, pk, fmt, pairs=False)
+
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
+def run_answers(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """Download the run's raw objective answers, one row per model, item, language and turn."""
+    run = get_object_or_404(EvaluationRun, pk=pk)
+    language = request.GET.get("language") or None
+    if fmt not in FORMATS or language not in (None, "en", "zh"):
+        return HttpResponse(_("No such file."), status=404, content_type="text/plain; charset=utf-8")
+    rows = exports.answer_rows(run=run, language=language)
+    return table_response(rows, exports.ANSWER_COLUMNS, fmt, filename=f"answers-evaluation-{run.pk}")
 
 
 @permission_required("evaluation.run_evaluation", why=BLIND)

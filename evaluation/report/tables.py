@@ -3,6 +3,7 @@
 from collections import defaultdict
 
 from evaluation import stats, style
+from evaluation.report.eicap import eicap_tables
 from evaluation.report.facts import ModelFacts, ReportFacts, ResponseFacts, RunFacts
 from evaluation.report.files import report_files_names
 from evaluation.report.objective import objective_tables
@@ -133,6 +134,7 @@ def report_tables(facts: ReportFacts) -> dict:
     gaps = _delta_z(run, codes, summary, overall)
     standing = _standing(run, facts.models, summary, overall, gaps)
     style_rows = _style_rows(run, codes, facts.responses)
+    eicap = eicap_tables(run, codes, facts.answers, facts.dimension_order)
     return {
         "run": run.name,
         "release": run.release,
@@ -152,6 +154,7 @@ def report_tables(facts: ReportFacts) -> dict:
             "style_correlations": _style_correlations(run, codes, style_rows, overall),
             "cross_lingual": _cross_lingual(run, objective, subjective),
         },
+        "eicap": eicap,
         "notes": _notes(run, objective, subjective, gaps),
-        "files": report_files_names(run.languages),
+        "files": report_files_names(run.languages, eicap_languages=eicap.get("languages", [])),
     }

@@ -164,7 +164,7 @@ def _response_prompts(run: EvaluationRun, model: ModelUnderTest) -> list[dict]:
                 for t, spec in enumerate(turns)
             ]
             for t, spec in enumerate(turns):
-                if run.protocol == EvaluationRun.Protocol.LOGPROB:
+                if model.protocol == EvaluationRun.Protocol.LOGPROB:
                     prefix = prompts.logprob_prefix(kind=item.kind, version=version, language=lang, turn=t)
                     for o, option in enumerate(spec["options"]):
                         result.append(
@@ -274,8 +274,8 @@ def evaluation_run_start(*, run: EvaluationRun, user: AbstractBaseUser | None, s
     run.refresh_from_db()
     if run.phase != EvaluationRun.Phase.DRAFT:
         raise ValidationError(_("This run has already started."))
-    if run.protocol == EvaluationRun.Protocol.LOGPROB:
-        for model in run.models.select_related("endpoint"):
+    for model in run.models.select_related("endpoint", "run"):
+        if model.protocol == EvaluationRun.Protocol.LOGPROB:
             logprob_probe(endpoint=model.endpoint)
     return _start_responses(run=run, user=user, start=start)
 
@@ -291,7 +291,7 @@ def _start_responses(*, run: EvaluationRun, user: AbstractBaseUser | None, start
         prompts_for_model = _response_prompts(run, model)
         if not prompts_for_model:
             raise ValidationError(_("The release has no items in the chosen languages."))
-        parser = "logprobs" if run.protocol == EvaluationRun.Protocol.LOGPROB else "text"
+        parser = "logprobs" if model.protocol == EvaluationRun.Protocol.LOGPROB else "text"
         llm_run = llm_services.run_create(
             endpoint=model.endpoint,
             prompts=prompts_for_model,
