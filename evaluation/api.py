@@ -5,6 +5,7 @@ Same permission as the pages (``run_evaluation``): runs tie responses to model c
 label responses blind never reach them.
 """
 
+from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -14,15 +15,17 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotation.releases.models import Release
 from core.inputs import page_number
 from core.permissions import api_permission
 from core.routing import app_router
 from core.rowfiles import FORMATS, language_param, pair_headers, table_response
 from evaluation import exports, selectors, services
-from evaluation.models import EvaluationRun
+from evaluation.models import ContaminationCheck, EvaluationRun
 from evaluation.report import report_file, report_files_names
 from evaluation.report.files import report_eicap_languages
 from evaluation.serializers import (
@@ -34,6 +37,7 @@ from evaluation.serializers import (
     EvaluationRunSerializer,
     EvidenceSerializer,
 )
+from evaluation.services.contamination import contamination_check_create
 from evaluation.services.runs import evaluation_budget_set
 from evaluation.views import BLIND
 
@@ -334,6 +338,56 @@ class EvaluationRunViewSet(
         return Response(EvidenceSerializer({"filters": filters, **evidence}).data)
 
 
+class ContaminationCheckSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ContaminationCheck
+        fields = [
+            "id", "release", "name", "corpus_texts", "corpus_sha256", "status", "result", "error", "created_at",
+            "finished_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class ContaminationCheckCreateSerializer(serializers.Serializer):
+    release = serializers.PrimaryKeyRelatedField(queryset=Release.objects.all())
+    name = serializers.CharField(max_length=200)
+    corpus = serializers.FileField(help_text="JSONL: one object per line with a text, prompt or messages field.")
+
+
+class ContaminationCheckViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
+    """Contamination checks: the TF-IDF nearest-neighbour cosine from a release's texts to an uploaded corpus.
+
+    A small corpus is checked at once; a large one is queued for a worker (``status`` says which, poll the check).
+    """
+
+    serializer_class = ContaminationCheckSerializer
+    parser_classes = [MultiPartParser]
+    permission_classes = [api_permission(RUN_EVALUATION, why=BLIND)]
+
+    def get_queryset(self):  # noqa: ANN201 (a queryset)
+        return ContaminationCheck.objects.select_related("release").defer("corpus").order_by("-created_at", "-id")
+
+    @extend_schema(request=ContaminationCheckCreateSerializer, responses={201: ContaminationCheckSerializer})
+    def create(self, request: Request) -> Response:
+        """Upload a corpus (multipart: release, name, corpus) and check the release against it."""
+        data = ContaminationCheckCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            check = contamination_check_create(
+                release=data.validated_data["release"],
+                name=data.validated_data["name"],
+                data=data.validated_data["corpus"].read(),
+                user=request.user,
+            )
+        except ValidationError as exc:
+            raise ApiValidationError({"corpus": exc.messages}) from exc
+        check.refresh_from_db()
+        return Response(ContaminationCheckSerializer(check).data, status=status.HTTP_201_CREATED)
+
+
 # The router mounted at /api/evaluation/ (config/urls.py): its routes for those who may run evaluations.
 router = app_router("evaluation", default=RUN_EVALUATION)
 router.register("runs", EvaluationRunViewSet, basename="evaluation-run")
+router.register("contamination", ContaminationCheckViewSet, basename="evaluation-contamination")

@@ -54,3 +54,14 @@ class EvaluationBudgetForm(forms.Form):
         decimal_places=8,
         help_text=_("Empty: no budget. LLM runs paused by the budget resume when you raise it."),
     )
+
+
+class ContaminationCheckForm(forms.Form):
+    release = forms.ModelChoiceField(label=_("Release"), queryset=Release.objects.select_related("benchmark"))
+    name = forms.CharField(
+        label=_("Corpus name"), max_length=200, help_text=_("e.g. the training set you intend to fine-tune on")
+    )
+    corpus = forms.FileField(
+        label=_("Corpus (JSONL)"),
+        help_text=_("One JSON object per line with a text, prompt or messages field, and an optional id."),
+    )

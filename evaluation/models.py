@@ -268,3 +268,53 @@ class PairVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item_id} {self.model_a_id}v{self.model_b_id} {self.order}: {self.score}"
+
+
+class ContaminationStatus(models.TextChoices):
+    QUEUED = "queued", _("queued")
+    RUNNING = "running", _("running")
+    DONE = "done", _("done")
+    FAILED = "failed", _("failed")
+
+
+class ContaminationCheck(models.Model):
+    """The TF-IDF nearest-neighbour cosine from a release's texts to an uploaded corpus (``evaluation.contamination``).
+
+    The corpus (JSONL as uploaded) is kept until the check has run, then cleared: the result keeps its size, its
+    SHA-256 and the closest pairs.
+    """
+
+    Status = ContaminationStatus
+
+    release = models.ForeignKey("releases.Release", on_delete=models.CASCADE, related_name="contamination_checks")
+    name = models.CharField(_("corpus name"), max_length=200)
+    corpus = models.TextField(blank=True)
+    corpus_texts = models.PositiveIntegerField(_("corpus texts"), default=0)
+    corpus_sha256 = models.CharField(max_length=64)
+    status = models.CharField(
+        _("status"), max_length=10, choices=ContaminationStatus.choices, default=ContaminationStatus.QUEUED
+    )
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=ContaminationStatus.values), name="contamination_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=ContaminationStatus.DONE) | Q(result__isnull=False),
+                name="contamination_done_has_result",
+            ),
+        ]
+        verbose_name = _("contamination check")
+        verbose_name_plural = _("contamination checks")
+
+    def __str__(self) -> str:
+        return f"{self.release} vs {self.name}"

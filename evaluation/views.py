@@ -16,8 +16,8 @@ from core.inputs import page_number
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
 from evaluation import exports, selectors, services
-from evaluation.forms import EvaluationBudgetForm, EvaluationRunForm
-from evaluation.models import EvaluationRun
+from evaluation.forms import ContaminationCheckForm, EvaluationBudgetForm, EvaluationRunForm
+from evaluation.models import ContaminationCheck, EvaluationRun
 from evaluation.progress import run_progress, runs_progress
 from evaluation.report import report_file
 from evaluation.services.runs import evaluation_budget_set
@@ -248,3 +248,37 @@ def run_answers(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
 def run_pairs(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     """Download the preference pairs of the judge's verdicts; the headers count the pairs left out."""
     return _run_table(request, pk, fmt, pairs=True)
+
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
+def contamination_list(request: HttpRequest) -> HttpResponse:
+    """Contamination checks, newest first, and the form that starts one (a release against an uploaded corpus)."""
+    form = ContaminationCheckForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        from evaluation.services.contamination import contamination_check_create
+
+        try:
+            check = contamination_check_create(
+                release=form.cleaned_data["release"],
+                name=form.cleaned_data["name"],
+                data=form.cleaned_data["corpus"].read(),
+                user=request.user,
+            )
+        except ValidationError as exc:
+            form.add_error("corpus", exc)
+        else:
+            return redirect("evaluation:contamination", pk=check.pk)
+    checks = ContaminationCheck.objects.select_related("release__benchmark").defer("corpus", "result")[:100]
+    return render(
+        request,
+        "evaluation/contamination_list.html",
+        {"form": form, "checks": checks},
+        status=400 if form.errors else 200,
+    )
+
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
+def contamination_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One contamination check: per language the cosine distribution and the closest pairs."""
+    check = get_object_or_404(ContaminationCheck.objects.select_related("release__benchmark").defer("corpus"), pk=pk)
+    return render(request, "evaluation/contamination.html", {"check": check})

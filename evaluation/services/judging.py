@@ -28,7 +28,12 @@ def _pairs(models: list[ModelUnderTest]) -> list[tuple[ModelUnderTest, ModelUnde
 
 
 def _judging_batch(
-    run: EvaluationRun, judge: Judge, pairs_by_stratum: dict, responses: dict, entries: dict, names: list[str],
+    run: EvaluationRun,
+    judge: Judge,
+    pairs_by_stratum: dict,
+    responses: dict,
+    entries: dict,
+    names: list[str],
     missing: set[str],
 ) -> list[dict]:
     """Return one judge's prompts for the pairs (both orders); a jury member's refs name the member."""
