@@ -239,7 +239,11 @@ class EvaluationRunViewSet(
                 "name": name,
                 "url": request.build_absolute_uri(reverse("evaluation-run-file", kwargs={"pk": run.pk, "name": name})),
             }
-            for name in report_files_names(run.languages, eicap_languages=report_eicap_languages(run.report))
+            for name in report_files_names(
+                run.languages,
+                eicap_languages=report_eicap_languages(run.report),
+                held_out=bool(run.report.get("held_out")),
+            )
         ]
         return Response(FilesSerializer({"files": files}).data)
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from django.utils.translation import gettext as _
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 ROW_BLOCK = 512
@@ -42,17 +43,17 @@ def corpus_from_jsonl(data: bytes, *, max_texts: int = 200_000) -> list[CorpusTe
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise CorpusError(f"line {number}: not JSON ({exc.msg})") from exc
+            raise CorpusError(_("line %(n)s: not JSON (%(error)s)") % {"n": number, "error": exc.msg}) from exc
         if not isinstance(record, dict):
-            raise CorpusError(f"line {number}: expected an object with a text field")
+            raise CorpusError(_("line %(n)s: expected an object with a text field") % {"n": number})
         text = _record_text(record)
         if not text.strip():
-            raise CorpusError(f"line {number}: no text (expected a 'text', 'prompt' or 'messages' field)")
+            raise CorpusError(_("line %(n)s: no text (expected a text, prompt or messages field)") % {"n": number})
         texts.append(CorpusText(str(record.get("id", number)), text))
         if len(texts) > max_texts:
-            raise CorpusError(f"line {number}: more than {max_texts} texts")
+            raise CorpusError(_("line %(n)s: more than %(max)s texts") % {"n": number, "max": max_texts})
     if not texts:
-        raise CorpusError("the file holds no texts")
+        raise CorpusError(_("the file holds no texts"))
     return texts
 
 

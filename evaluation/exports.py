@@ -62,6 +62,7 @@ ANSWER_COLUMNS = [
     Column("parsed", "bool"),
     Column("correct", "bool"),
     Column("margin", "float"),
+    Column("held_out", "bool"),
 ]
 
 PAIR_COLUMNS = [
@@ -215,15 +216,19 @@ def answer_rows(*, run: EvaluationRun, language: str | None = None) -> Iterator[
 
     ``protocol`` says how the turn was scored (``logprob`` when the answer holds option log-probabilities, else
     ``letter``); ``margin``, for log-probability answers, is the key's mean per-token log-probability minus the best
-    distractor's. ``layer`` is the parent of the item's dimension (an EiCAP subcategory's layer).
+    distractor's. ``layer`` is the parent of the item's dimension (an EiCAP subcategory's layer); ``held_out``: the
+    item is the run's held-out release's, not the release's.
     """
+    held = set()
+    if run.held_out_release_id:
+        held = set(ReleaseItem.objects.filter(release_id=run.held_out_release_id).values_list("item_id", flat=True))
     answers = Answer.objects.filter(run=run).select_related("model", "item__dimension__parent").order_by("id")
     if language:
         answers = answers.filter(language=language)
-    fields = ("model__code", "model__label", "item__uid", "item__kind", "language", "item__dimension__code")
+    fields = ("model__code", "model__label", "item_id", "item__uid", "item__kind", "language", "item__dimension__code")
     fields += ("item__dimension__parent__code", "turn", "option_order", "correct_index", "chosen_index", "parsed")
     for row in answers.values_list(*fields, "correct", "scores").iterator(chunk_size=CHUNK):
-        code, label, uid, kind, lang, dimension, layer, turn, order, key, chosen, parsed, correct, scores = row
+        code, label, item_id, uid, kind, lang, dimension, layer, turn, order, key, chosen, parsed, correct, scores = row
         margin = None
         if scores is not None and key is not None:
             margin = stats.score_margin({int(o): (s or {}).get("mean") for o, s in scores.items()}, key)
@@ -243,4 +248,5 @@ def answer_rows(*, run: EvaluationRun, language: str | None = None) -> Iterator[
             "parsed": parsed,
             "correct": correct,
             "margin": margin,
+            "held_out": item_id in held,
         }

@@ -3,6 +3,7 @@
 from django.db.models import Prefetch, QuerySet
 
 from annotation.items.models import Dimension, ItemRevision
+from annotation.releases.models import ReleaseItem
 from core.inputs import PAGE_MAX
 from evaluation import ratings
 from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
@@ -199,6 +200,7 @@ def evaluation_report_facts(*, run: EvaluationRun) -> ReportFacts:
         seed=run.seed,
         languages=run.languages,
         notes=run.notes,
+        held_out_release=str(run.held_out_release) if run.held_out_release_id else None,
     )
     return ReportFacts(
         run=facts,
@@ -253,6 +255,9 @@ def _report_answers(run: EvaluationRun) -> list[AnswerFacts]:
         for a in answers
         if needs_options(crisis=bool(a.item.crisis_level_id), dimension=a.item.dimension.code, turn=a.turn)
     }
+    held = set()
+    if run.held_out_release_id:
+        held = set(ReleaseItem.objects.filter(release_id=run.held_out_release_id).values_list("item_id", flat=True))
     revisions = set(wanted.values())
     contents = dict(ItemRevision.objects.filter(pk__in=revisions).values_list("pk", "content")) if revisions else {}
     return [
@@ -273,6 +278,7 @@ def _report_answers(run: EvaluationRun) -> list[AnswerFacts]:
             layer=a.item.dimension.parent.code if a.item.dimension.parent_id else None,
             protocol=EvaluationRun.Protocol.LETTER if a.scores is None else EvaluationRun.Protocol.LOGPROB,
             means=_option_means(a.scores) if a.item.kind == "multi_turn_choice" and a.scores is not None else None,
+            held_out=a.item_id in held,
         )
         for a in answers
     ]

@@ -65,6 +65,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
                 endpoints=list(data["endpoints"]),
                 languages=data["languages"],
                 protocol=data["protocol"],
+                held_out_release=data.get("held_out_release"),
                 pairing=data["pairing"],
                 seed=data["seed"],
                 judge_override_reason=data["judge_override_reason"],
@@ -109,7 +110,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         names = dimension_names(run, run.report)
         context["report"] = run.report
         context["figures"] = page_figures(run, names)
-        context["table_files"] = table_file_names(eicap=bool(run.report.get("eicap")))
+        context["table_files"] = table_file_names(
+            eicap=bool(run.report.get("eicap")), held_out=bool(run.report.get("held_out"))
+        )
         context["row_formats"] = FORMATS
         context["dimension_names"] = names
         context["pairing_comparison"] = selectors.pairing_comparison(run=run, models=models)

@@ -25,6 +25,7 @@ class RunFacts:
     seed: int
     languages: list[str]
     notes: list[str] = field(default_factory=list)
+    held_out_release: str | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ class AnswerFacts:
     layer: str | None = None
     protocol: str | None = None
     means: dict[int, float | None] | None = None
+    # The item belongs to the run's held-out release (scored beside the release, reported apart).
+    held_out: bool = False
 
 
 def needs_options(*, crisis: bool, dimension: str, turn: int) -> bool:

@@ -38,21 +38,24 @@ CONTENT_TYPES = {
 }
 
 
-def report_files_names(languages: list[str], *, eicap_languages: list[str] | tuple[str, ...] = ()) -> list[str]:
+def report_files_names(
+    languages: list[str], *, eicap_languages: list[str] | tuple[str, ...] = (), held_out: bool = False
+) -> list[str]:
     """Return the names of the files a report offers for download, in the order the page lists them.
 
-    ``eicap_languages``: the languages of the report's EiCAP analyses (its multi-turn choice probes), if any.
+    ``eicap_languages``: the languages of the report's EiCAP analyses (its multi-turn choice probes), if any;
+    ``held_out``: whether it scores a held-out probe set.
     """
     return [
-        *table_file_names(eicap=bool(eicap_languages)),
+        *table_file_names(eicap=bool(eicap_languages), held_out=held_out),
         *[f"{stem}.{fmt}" for stem in figure_stems(languages, eicap_languages) for fmt in ("svg", "png", "pdf")],
     ]
 
 
-def table_file_names(*, eicap: bool = False) -> list[str]:
+def table_file_names(*, eicap: bool = False, held_out: bool = False) -> list[str]:
     """Return the names of the report's files that are not figures (figures are offered beside each figure)."""
     names = ["report.json", "accuracy.csv", "ratings.csv", "bradley_terry.csv", "win_rates.csv", "leaderboard.tex"]
-    return names + (list(EICAP_TABLES) + ["eicap_table2.tex"] if eicap else [])
+    return names + (list(EICAP_TABLES) + ["eicap_table2.tex"] if eicap else []) + (["held_out.csv"] if held_out else [])
 
 
 def figure_stems(languages: list[str], eicap_languages: list[str] | tuple[str, ...] = ()) -> list[str]:
@@ -101,6 +104,10 @@ COLUMNS = {
         "n",
     ],
     "win_rates.csv": ["language", "a", "b", "wins", "losses", "draws", "rate", "p", "p_adjusted", "significant"],
+    "held_out.csv": [
+        "language", "model", "n_main", "main", "main_low", "main_high", "n_held_out", "held_out", "held_out_low",
+        "held_out_high", "diff", "diff_low", "diff_high",
+    ],
     "eicap_subcategories.csv": [
         "language", "model", "protocol", "layer", "subcategory", "n", "correct", "accuracy", "ci_low", "ci_high",
     ],
@@ -144,6 +151,11 @@ def report_tables(report: dict) -> dict[str, bytes]:
         "bradley_terry.csv": _csv(report["subjective"].get("bradley_terry", []), COLUMNS["bradley_terry.csv"]),
         "win_rates.csv": _csv(report["subjective"]["win_rates"], COLUMNS["win_rates.csv"]),
         **_eicap_tables(report),
+        **(
+            {"held_out.csv": _csv(report["held_out"]["accuracy"], COLUMNS["held_out.csv"])}
+            if (report.get("held_out") or {}).get("accuracy")
+            else {}
+        ),
     }
 
 

@@ -70,8 +70,10 @@ from evaluation.stats.proportions import (
     GroupAccuracy,
     MacroAverage,
     Proportion,
+    ProportionDifference,
     accuracy_by_group,
     discriminability,
+    proportion_difference,
     wilson_interval,
 )
 from evaluation.stats.standings import (
@@ -96,6 +98,8 @@ __all__ = [
     "GroupAccuracy",
     "MacroAverage",
     "Proportion",
+    "ProportionDifference",
+    "proportion_difference",
     "accuracy_by_group",
     "discriminability",
     "wilson_interval",

@@ -147,6 +147,33 @@ def test_significance_by_group_counts_significant_improvements_after_benjamini_h
     assert (result.n_groups, result.significant_better, result.significant_worse) == (3, 1, 1)
 
 
+def test_newcombes_interval_for_two_independent_proportions_matches_the_published_example():
+    # Newcombe (1998), Statistics in Medicine 17:873, table II example (56/70 vs 48/80), method 10.
+    diff = stats.proportion_difference(56, 70, 48, 80)
+    assert diff.difference == pytest.approx(0.2)
+    assert (diff.low, diff.high) == (pytest.approx(0.0524, abs=1e-4), pytest.approx(0.3339, abs=1e-4))
+    assert stats.proportion_difference(0, 0, 1, 2).difference is None
+
+
+def test_held_out_accuracy_is_reported_beside_the_release_never_pooled():
+    main = [answer("M01", "a", 0), answer("M01", "b", 1), answer("M02", "a", 0)]
+    held = [answer("M01", "h", 0, held_out=True), answer("M01", "h", 1, turn=1, held_out=True)]
+    facts = ReportFacts(
+        run=run_facts(held_out_release="other 1.0"),
+        models=[ModelFacts("M01", "a"), ModelFacts("M02", "b")],
+        answers=main + held,
+        verdicts=[],
+        responses=[],
+    )
+    report = report_tables(facts)
+    (row,) = report["held_out"]["accuracy"]
+    assert (row["model"], row["n_main"], row["main"], row["n_held_out"], row["held_out"]) == ("M01", 2, 0.5, 1, 0.0)
+    assert row["diff"] == 0.5 and report["held_out"]["release"] == "other 1.0"
+    # The release's own accuracy table does not see the held-out item.
+    assert {r["n"] for r in report["objective"]["accuracy"] if r["model"] == "M01"} == {2}
+    assert "held_out.csv" in report["files"]
+
+
 def test_score_margin_and_its_distribution():
     assert stats.score_margin({0: -1.0, 1: -0.5, 2: -3.0}, 0) == -0.5
     assert stats.score_margin({0: -1.0, 1: None}, 0) is None
