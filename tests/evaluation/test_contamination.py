@@ -118,7 +118,7 @@ def test_a_large_check_is_queued_for_a_worker(release, researcher, django_captur
     assert check.status == ContaminationCheck.Status.DONE and check.result["languages"]["en"]["max"] > 0.5
 
 
-def test_the_page_api_and_command(release, researcher, login, tmp_path, capsys):
+def test_the_page_api_and_command(release, researcher, login, tmp_path, capsys, django_assert_max_num_queries):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     client = login(researcher)
@@ -135,7 +135,14 @@ def test_the_page_api_and_command(release, researcher, login, tmp_path, capsys):
     assert response.status_code == 302 and response["Location"] == f"/evaluation/contamination/{check.pk}/"
     page = client.get(response["Location"]).content.decode()
     assert "contam-1" in page and 'id="contamination-en"' in page and "Closest pairs" in page
-    assert "sft" in client.get("/evaluation/contamination/").content.decode()
+    for _ in range(3):
+        contamination_check_create(release=release, name="more", data=CORPUS, user=researcher)
+    # The list and a check's page read a fixed number of rows whatever the number of checks (session, user and
+    # permissions included).
+    with django_assert_max_num_queries(8):
+        assert "sft" in client.get("/evaluation/contamination/").content.decode()
+    with django_assert_max_num_queries(8):
+        client.get(response["Location"])
     api = client.post(
         "/api/evaluation/contamination/",
         {"release": release.pk, "name": "api", "corpus": SimpleUploadedFile("c.jsonl", CORPUS)},
