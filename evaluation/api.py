@@ -5,6 +5,7 @@ Same permission as the pages (``run_evaluation``): runs tie responses to model c
 label responses blind never reach them.
 """
 
+from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -14,9 +15,11 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotation.releases.models import Release
 from core.inputs import page_number
 from core.permissions import api_permission
 from core.routing import app_router
@@ -30,9 +33,10 @@ from core.rowfiles import (
     unknown_format_response,
 )
 from evaluation import exports, selectors, services
-from evaluation.models import EvaluationRun
+from evaluation.models import ContaminationCheck, EvaluationRun
 from evaluation.report import report_file, report_files_names
 from evaluation.report.files import CONTENT_TYPES as FILE_CONTENT_TYPES
+from evaluation.report.files import report_eicap_languages
 from evaluation.serializers import (
     BudgetSerializer,
     EstimateSerializer,
@@ -42,6 +46,7 @@ from evaluation.serializers import (
     EvaluationRunSerializer,
     EvidenceSerializer,
 )
+from evaluation.services.contamination import contamination_check_create
 from evaluation.services.runs import evaluation_budget_set
 from evaluation.views import BLIND
 
@@ -243,7 +248,11 @@ class EvaluationRunViewSet(
                 "name": name,
                 "url": request.build_absolute_uri(reverse("evaluation-run-file", kwargs={"pk": run.pk, "name": name})),
             }
-            for name in report_files_names(run.languages)
+            for name in report_files_names(
+                run.languages,
+                eicap_languages=report_eicap_languages(run.report),
+                held_out=bool(run.report.get("held_out")),
+            )
         ]
         return Response(FilesSerializer({"files": files}).data)
 
@@ -292,7 +301,17 @@ class EvaluationRunViewSet(
         -Inconsistent, -Unparsed count what was left out."""
         return self._table(request, pk, fmt, pairs=True)
 
-    def _table(self, request: Request, pk: str | None, fmt: str, *, pairs: bool) -> HttpResponse:
+    @extend_schema(
+        parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
+        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+    )
+    @action(detail=True, methods=["get"], url_path=r"answers/(?P<fmt>[a-z]+)", url_name="answers")
+    def answers(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
+        """The raw objective answers, one row per model, item, language and turn: protocol, layer, dimension, key,
+        choice, correctness and (log-probability answers) the margin of the key over the best distractor."""
+        return self._table(request, pk, fmt, pairs=False, answers=True)
+
+    def _table(self, request: Request, pk: str | None, fmt: str, *, pairs: bool, answers: bool = False) -> HttpResponse:
         run = get_object_or_404(EvaluationRun.objects.select_related("judge"), pk=pk)
         try:
             language = language_param(request.query_params.get("language"))
@@ -300,6 +319,9 @@ class EvaluationRunViewSet(
             return Response({"language": [_("Expected en or zh.")]}, status=status.HTTP_400_BAD_REQUEST)
         if fmt not in FORMATS:
             return unknown_format_response(FORMATS)
+        if answers:
+            rows = exports.answer_rows(run=run, language=language)
+            return table_response(rows, exports.ANSWER_COLUMNS, fmt, filename=f"answers-evaluation-{run.pk}")
         if not pairs:
             rows = exports.verdict_rows(run=run, language=language)
             return table_response(rows, exports.VERDICT_COLUMNS, fmt, filename=f"verdicts-evaluation-{run.pk}")
@@ -330,6 +352,56 @@ class EvaluationRunViewSet(
         return Response(EvidenceSerializer({"filters": filters, **evidence}).data)
 
 
+class ContaminationCheckSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ContaminationCheck
+        fields = [
+            "id", "release", "name", "corpus_texts", "corpus_sha256", "status", "result", "error", "created_at",
+            "finished_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class ContaminationCheckCreateSerializer(serializers.Serializer):
+    release = serializers.PrimaryKeyRelatedField(queryset=Release.objects.all())
+    name = serializers.CharField(max_length=200)
+    corpus = serializers.FileField(help_text="JSONL: one object per line with a text, prompt or messages field.")
+
+
+class ContaminationCheckViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
+):
+    """Contamination checks: the TF-IDF nearest-neighbour cosine from a release's texts to an uploaded corpus.
+
+    A small corpus is checked at once; a large one is queued for a worker (``status`` says which, poll the check).
+    """
+
+    serializer_class = ContaminationCheckSerializer
+    parser_classes = [MultiPartParser]
+    permission_classes = [api_permission(RUN_EVALUATION, why=BLIND)]
+
+    def get_queryset(self):  # noqa: ANN201 (a queryset)
+        return ContaminationCheck.objects.select_related("release").defer("corpus").order_by("-created_at", "-id")
+
+    @extend_schema(request=ContaminationCheckCreateSerializer, responses={201: ContaminationCheckSerializer})
+    def create(self, request: Request) -> Response:
+        """Upload a corpus (multipart: release, name, corpus) and check the release against it."""
+        data = ContaminationCheckCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            check = contamination_check_create(
+                release=data.validated_data["release"],
+                name=data.validated_data["name"],
+                data=data.validated_data["corpus"].read(),
+                user=request.user,
+            )
+        except ValidationError as exc:
+            raise ApiValidationError({"corpus": exc.messages}) from exc
+        check.refresh_from_db()
+        return Response(ContaminationCheckSerializer(check).data, status=status.HTTP_201_CREATED)
+
+
 # The router mounted at /api/evaluation/ (config/urls.py): its routes for those who may run evaluations.
 router = app_router("evaluation", default=RUN_EVALUATION)
 router.register("runs", EvaluationRunViewSet, basename="evaluation-run")
+router.register("contamination", ContaminationCheckViewSet, basename="evaluation-contamination")

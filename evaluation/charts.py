@@ -14,6 +14,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from core.figures import CATEGORICAL, FORMATS, NEGATIVE, NEUTRAL, POSITIVE, figure_files, new_figure, wrap_label
+from evaluation.eicap_charts import eicap_builders, eicap_titles
 
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 
@@ -234,7 +235,7 @@ def figure_builders(report: dict, dimension_names: dict[str, str] | None = None)
     for lang in report.get("languages", []):
         if lang in present:
             builders[f"accuracy_{lang}"] = lambda lang=lang: accuracy_heatmap(report, lang, names)
-    return builders
+    return builders | eicap_builders(report, names)
 
 
 def figure_titles() -> dict[str, str]:
@@ -245,6 +246,7 @@ def figure_titles() -> dict[str, str]:
         "ratings": _("TrueSkill ratings"),
         "bradley_terry": _("Bradley-Terry strengths"),
         "accuracy": _("Accuracy by dimension"),
+        **eicap_titles(),
     }
 
 

@@ -1,5 +1,5 @@
 """The judge's pair verdicts of an evaluation run, one row per item, language and pair of models with both orders,
-and the preference pairs they give, as tables to download.
+and the preference pairs they give, as tables to download; and the raw objective answers, one row per turn.
 
 Models are named by their anonymous codes in the run (``model_a``, ``model_b``: the report's rows are keyed by
 them), with their display names beside. ``value`` (with ``winner`` and ``margin``) is both orders combined by the
@@ -18,7 +18,8 @@ from annotation.releases.models import ReleaseItem
 from calibration.exports import excluded_reason, order_fields, pair_outcomes, verdict_score, winner_margin
 from calibration.report import combine_orders
 from core.rowfiles import Column
-from evaluation.models import EvaluationRun, OpenResponse, PairVerdict
+from evaluation import stats
+from evaluation.models import Answer, EvaluationRun, OpenResponse, PairVerdict
 
 CHUNK = 1000
 
@@ -43,6 +44,25 @@ VERDICT_COLUMNS = [
     Column("parsed_ba", "bool"),
     Column("raw_ab"),
     Column("raw_ba"),
+]
+
+ANSWER_COLUMNS = [
+    Column("model"),
+    Column("model_name"),
+    Column("protocol"),
+    Column("item"),
+    Column("kind"),
+    Column("language"),
+    Column("layer"),
+    Column("dimension"),
+    Column("turn", "int"),
+    Column("options", "int"),
+    Column("correct_index", "int"),
+    Column("chosen_index", "int"),
+    Column("parsed", "bool"),
+    Column("correct", "bool"),
+    Column("margin", "float"),
+    Column("held_out", "bool"),
 ]
 
 PAIR_COLUMNS = [
@@ -170,4 +190,45 @@ def verdict_preference_rows(*, run: EvaluationRun, language: str | None = None) 
             "chosen_model_name": chosen[2],
             "rejected_model_name": rejected[2],
             "score": combined,
+        }
+
+
+def answer_rows(*, run: EvaluationRun, language: str | None = None) -> Iterator[dict]:
+    """Yield the run's objective answers, one row per model, item, language and turn, in the order they were stored.
+
+    ``protocol`` says how the turn was scored (``logprob`` when the answer holds option log-probabilities, else
+    ``letter``); ``margin``, for log-probability answers, is the key's mean per-token log-probability minus the best
+    distractor's. ``layer`` is the parent of the item's dimension (an EiCAP subcategory's layer); ``held_out``: the
+    item is the run's held-out release's, not the release's.
+    """
+    held = set()
+    if run.held_out_release_id:
+        held = set(ReleaseItem.objects.filter(release_id=run.held_out_release_id).values_list("item_id", flat=True))
+    answers = Answer.objects.filter(run=run).select_related("model", "item__dimension__parent").order_by("id")
+    if language:
+        answers = answers.filter(language=language)
+    fields = ("model__code", "model__label", "item_id", "item__uid", "item__kind", "language", "item__dimension__code")
+    fields += ("item__dimension__parent__code", "turn", "option_order", "correct_index", "chosen_index", "parsed")
+    for row in answers.values_list(*fields, "correct", "scores").iterator(chunk_size=CHUNK):
+        code, label, item_id, uid, kind, lang, dimension, layer, turn, order, key, chosen, parsed, correct, scores = row
+        margin = None
+        if scores is not None and key is not None:
+            margin = stats.score_margin({int(o): (s or {}).get("mean") for o, s in scores.items()}, key)
+        yield {
+            "model": code,
+            "model_name": label,
+            "protocol": "letter" if scores is None else "logprob",
+            "item": uid,
+            "kind": kind,
+            "language": lang,
+            "layer": layer,
+            "dimension": dimension,
+            "turn": turn,
+            "options": len(order or []),
+            "correct_index": key,
+            "chosen_index": chosen,
+            "parsed": parsed,
+            "correct": correct,
+            "margin": margin,
+            "held_out": item_id in held,
         }

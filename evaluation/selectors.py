@@ -2,7 +2,8 @@
 
 from django.db.models import Prefetch, QuerySet
 
-from annotation.items.models import ItemRevision
+from annotation.items.models import Dimension, ItemRevision
+from annotation.releases.models import ReleaseItem
 from core.inputs import PAGE_MAX
 from evaluation import ratings
 from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
@@ -199,6 +200,7 @@ def evaluation_report_facts(*, run: EvaluationRun) -> ReportFacts:
         seed=run.seed,
         languages=run.languages,
         notes=run.notes,
+        held_out_release=str(run.held_out_release) if run.held_out_release_id else None,
     )
     return ReportFacts(
         run=facts,
@@ -225,17 +227,37 @@ def evaluation_report_facts(*, run: EvaluationRun) -> ReportFacts:
             ResponseFacts(model=o.model.code, item_id=o.item_id, language=o.language, text=o.text)
             for o in OpenResponse.objects.filter(run=run, ok=True).select_related("model").order_by("id")
         ],
+        dimension_order=_dimension_order(run),
     )
+
+
+def _dimension_order(run: EvaluationRun) -> list[str]:
+    """Return the codes of the release's benchmark's dimensions in taxonomy order: each parent before its children,
+    siblings by position (one query)."""
+    rows = Dimension.objects.filter(benchmark__releases=run.release_id).values_list("pk", "parent_id", "code")
+    children: dict[int | None, list[tuple[int, str]]] = {}
+    for pk, parent, code in rows.order_by("position", "code"):
+        children.setdefault(parent, []).append((pk, code))
+    order: list[str] = []
+    stack = list(reversed(children.get(None, [])))
+    while stack:
+        pk, code = stack.pop()
+        order.append(code)
+        stack += reversed(children.get(pk, []))
+    return order
 
 
 def _report_answers(run: EvaluationRun) -> list[AnswerFacts]:
     """Return the run's answers; the options of the pinned revision only where the crisis matrix reads them."""
-    answers = list(Answer.objects.filter(run=run).select_related("model", "item__dimension").order_by("id"))
+    answers = list(Answer.objects.filter(run=run).select_related("model", "item__dimension__parent").order_by("id"))
     wanted = {
         a.pk: a.revision_id
         for a in answers
         if needs_options(crisis=bool(a.item.crisis_level_id), dimension=a.item.dimension.code, turn=a.turn)
     }
+    held = set()
+    if run.held_out_release_id:
+        held = set(ReleaseItem.objects.filter(release_id=run.held_out_release_id).values_list("item_id", flat=True))
     revisions = set(wanted.values())
     contents = dict(ItemRevision.objects.filter(pk__in=revisions).values_list("pk", "content")) if revisions else {}
     return [
@@ -253,6 +275,15 @@ def _report_answers(run: EvaluationRun) -> list[AnswerFacts]:
             parsed=a.parsed,
             correct=a.correct,
             options=contents[wanted[a.pk]][a.language]["options"] if a.pk in wanted else None,
+            layer=a.item.dimension.parent.code if a.item.dimension.parent_id else None,
+            protocol=EvaluationRun.Protocol.LETTER if a.scores is None else EvaluationRun.Protocol.LOGPROB,
+            means=_option_means(a.scores) if a.item.kind == "multi_turn_choice" and a.scores is not None else None,
+            held_out=a.item_id in held,
         )
         for a in answers
     ]
+
+
+def _option_means(scores: dict) -> dict[int, float | None]:
+    """Return each option's mean per-token log-probability by option index, from an answer's stored scores."""
+    return {int(option): (score or {}).get("mean") for option, score in scores.items()}

@@ -46,6 +46,7 @@ class EvaluationRunSerializer(serializers.ModelSerializer):
             "judge_override_reason",
             "combine_rule",
             "protocol",
+            "held_out_release",
             "pairing",
             "margin_mapping",
             "seed",
@@ -97,6 +98,12 @@ class EvaluationRunCreateSerializer(serializers.Serializer):
         child=serializers.ChoiceField(choices=["en", "zh"]), default=["en", "zh"], allow_empty=False
     )
     protocol = serializers.ChoiceField(choices=EvaluationRun.Protocol.choices, default=EvaluationRun.Protocol.LETTER)
+    held_out_release = serializers.PrimaryKeyRelatedField(
+        queryset=Release.objects.filter(status=Release.Status.FROZEN),
+        required=False,
+        allow_null=True,
+        help_text="Id of a frozen held-out probe set (another generator's) scored beside the release, reported apart.",
+    )
     pairing = serializers.ChoiceField(choices=EvaluationRun.Pairing.choices, default=EvaluationRun.Pairing.AUTO)
     combine_rule = serializers.ChoiceField(
         choices=CombineRule.choices, required=False, help_text="Default: the rule of the primary judge's calibration."

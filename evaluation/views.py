@@ -16,8 +16,8 @@ from core.inputs import page_number
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
 from evaluation import exports, selectors, services
-from evaluation.forms import EvaluationBudgetForm, EvaluationRunForm
-from evaluation.models import EvaluationRun
+from evaluation.forms import ContaminationCheckForm, EvaluationBudgetForm, EvaluationRunForm
+from evaluation.models import ContaminationCheck, EvaluationRun
 from evaluation.progress import run_progress, runs_progress
 from evaluation.report import report_file
 from evaluation.report.files import dimension_names, page_figures, table_file_names
@@ -66,6 +66,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
                 endpoints=list(data["endpoints"]),
                 languages=data["languages"],
                 protocol=data["protocol"],
+                held_out_release=data.get("held_out_release"),
                 pairing=data["pairing"],
                 seed=data["seed"],
                 judge_override_reason=data["judge_override_reason"],
@@ -108,7 +109,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         names = dimension_names(run, run.report)
         context["report"] = run.report
         context["figures"] = page_figures(run, names)
-        context["table_files"] = table_file_names()
+        context["table_files"] = table_file_names(
+            eicap=bool(run.report.get("eicap")), held_out=bool(run.report.get("held_out"))
+        )
         context["row_formats"] = FORMATS
         context["dimension_names"] = names
         context["pairing_comparison"] = selectors.pairing_comparison(run=run, models=models)
@@ -233,6 +236,51 @@ def run_verdicts(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
 
 
 @permission_required("evaluation.run_evaluation", why=BLIND)
+def run_answers(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """Download the run's raw objective answers, one row per model, item, language and turn."""
+    run = get_object_or_404(EvaluationRun, pk=pk)
+    language = request.GET.get("language") or None
+    if fmt not in FORMATS or language not in (None, "en", "zh"):
+        return HttpResponse(_("No such file."), status=404, content_type="text/plain; charset=utf-8")
+    rows = exports.answer_rows(run=run, language=language)
+    return table_response(rows, exports.ANSWER_COLUMNS, fmt, filename=f"answers-evaluation-{run.pk}")
+
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
 def run_pairs(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     """Download the preference pairs of the judge's verdicts; the headers count the pairs left out."""
     return _run_table(request, pk, fmt, pairs=True)
+
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
+def contamination_list(request: HttpRequest) -> HttpResponse:
+    """Contamination checks, newest first, and the form that starts one (a release against an uploaded corpus)."""
+    form = ContaminationCheckForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        from evaluation.services.contamination import contamination_check_create
+
+        try:
+            check = contamination_check_create(
+                release=form.cleaned_data["release"],
+                name=form.cleaned_data["name"],
+                data=form.cleaned_data["corpus"].read(),
+                user=request.user,
+            )
+        except ValidationError as exc:
+            form.add_error("corpus", exc)
+        else:
+            return redirect("evaluation:contamination", pk=check.pk)
+    checks = ContaminationCheck.objects.select_related("release__benchmark").defer("corpus", "result")[:100]
+    return render(
+        request,
+        "evaluation/contamination_list.html",
+        {"form": form, "checks": checks},
+        status=400 if form.errors else 200,
+    )
+
+
+@permission_required("evaluation.run_evaluation", why=BLIND)
+def contamination_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One contamination check: per language the cosine distribution and the closest pairs."""
+    check = get_object_or_404(ContaminationCheck.objects.select_related("release__benchmark").defer("corpus"), pk=pk)
+    return render(request, "evaluation/contamination.html", {"check": check})

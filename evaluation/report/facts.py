@@ -25,6 +25,7 @@ class RunFacts:
     seed: int
     languages: list[str]
     notes: list[str] = field(default_factory=list)
+    held_out_release: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,12 @@ class ModelFacts:
 @dataclass(frozen=True)
 class AnswerFacts:
     """One turn of a model's answer to an objective item; ``options`` (the item's options in the answer's language)
-    only for the first turn of a crisis-recognition item with a crisis level, the one place they are read."""
+    only for the first turn of a crisis-recognition item with a crisis level, the one place they are read.
+
+    ``layer``: the code of the dimension's parent (an EiCAP subcategory's layer); ``protocol``: how the answer was
+    scored (``logprob`` or ``letter``; None: the run's protocol); ``means``: for log-probability answers to
+    multi-turn choice probes, each option's mean per-token log-probability by option index (the score margins).
+    """
 
     model: str
     item: str
@@ -51,6 +57,11 @@ class AnswerFacts:
     parsed: bool
     correct: bool
     options: list[str] | None = None
+    layer: str | None = None
+    protocol: str | None = None
+    means: dict[int, float | None] | None = None
+    # The item belongs to the run's held-out release (scored beside the release, reported apart).
+    held_out: bool = False
 
 
 def needs_options(*, crisis: bool, dimension: str, turn: int) -> bool:
@@ -93,3 +104,5 @@ class ReportFacts:
     answers: list[AnswerFacts]
     verdicts: list[VerdictFacts]
     responses: list[ResponseFacts]
+    # Every dimension code of the release's benchmark in taxonomy order (layers before their subcategories).
+    dimension_order: list[str] = field(default_factory=list)

@@ -14,8 +14,20 @@ from evaluation.charts import figure_titles, figures, language_name
 from evaluation.models import EvaluationRun
 
 # Part of the cache key of drawn figures: bump it when the drawing changes so cached figures are redrawn.
-FIGURES_VERSION = 3
+FIGURES_VERSION = 4
 FIGURE_STEMS = ("scatter", "delta_z", "ratings", "bradley_terry")
+EICAP_FIGURES = ("heatmap", "turns", "agreement", "margins")
+# The EiCAP tables as CSV: file name -> the key of the report's ``eicap`` section.
+EICAP_TABLES = {
+    "eicap_subcategories.csv": "subcategories",
+    "eicap_layers.csv": "layers",
+    "eicap_summary.csv": "summary",
+    "eicap_turns.csv": "turns",
+    "eicap_agreement.csv": "agreement",
+    "eicap_margins.csv": "margins",
+    "eicap_significance.csv": "significance",
+    "eicap_significance_summary.csv": "significance_summary",
+}
 
 CONTENT_TYPES = {
     "csv": "text/csv",
@@ -27,22 +39,38 @@ CONTENT_TYPES = {
 }
 
 
-def report_files_names(languages: list[str]) -> list[str]:
-    """Return the names of the files a report offers for download, in the order the page lists them."""
+def report_files_names(
+    languages: list[str], *, eicap_languages: list[str] | tuple[str, ...] = (), held_out: bool = False
+) -> list[str]:
+    """Return the names of the files a report offers for download, in the order the page lists them.
+
+    ``eicap_languages``: the languages of the report's EiCAP analyses (its multi-turn choice probes), if any;
+    ``held_out``: whether it scores a held-out probe set.
+    """
     return [
-        *table_file_names(),
-        *[f"{stem}.{fmt}" for stem in figure_stems(languages) for fmt in ("svg", "png", "pdf")],
+        *table_file_names(eicap=bool(eicap_languages), held_out=held_out),
+        *[f"{stem}.{fmt}" for stem in figure_stems(languages, eicap_languages) for fmt in ("svg", "png", "pdf")],
     ]
 
 
-def table_file_names() -> list[str]:
+def table_file_names(*, eicap: bool = False, held_out: bool = False) -> list[str]:
     """Return the names of the report's files that are not figures (figures are offered beside each figure)."""
-    return ["report.json", "accuracy.csv", "ratings.csv", "bradley_terry.csv", "win_rates.csv", "leaderboard.tex"]
+    names = ["report.json", "accuracy.csv", "ratings.csv", "bradley_terry.csv", "win_rates.csv", "leaderboard.tex"]
+    return names + (list(EICAP_TABLES) + ["eicap_table2.tex"] if eicap else []) + (["held_out.csv"] if held_out else [])
 
 
-def figure_stems(languages: list[str]) -> list[str]:
-    """Return the file stems of a report's figures (an accuracy heatmap per language)."""
-    return [*FIGURE_STEMS, *[f"accuracy_{lang}" for lang in languages]]
+def figure_stems(languages: list[str], eicap_languages: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Return the file stems of a report's figures (an accuracy heatmap per language, EiCAP's four per language)."""
+    return [
+        *FIGURE_STEMS,
+        *[f"accuracy_{lang}" for lang in languages],
+        *[f"eicap_{figure}_{lang}" for lang in eicap_languages for figure in EICAP_FIGURES],
+    ]
+
+
+def report_eicap_languages(report: dict) -> list[str]:
+    """Return the languages of a report's EiCAP analyses (none for a report without, or stored before them)."""
+    return (report.get("eicap") or {}).get("languages", [])
 
 
 # Column order of each table, fixed here: a report read back from PostgreSQL's jsonb has its keys reordered, and
@@ -77,7 +105,33 @@ COLUMNS = {
         "n",
     ],
     "win_rates.csv": ["language", "a", "b", "wins", "losses", "draws", "rate", "p", "p_adjusted", "significant"],
-}
+    "held_out.csv": [
+        "language", "model", "n_main", "main", "main_low", "main_high", "n_held_out", "held_out", "held_out_low",
+        "held_out_high", "diff", "diff_low", "diff_high",
+    ],
+    "eicap_subcategories.csv": [
+        "language", "model", "protocol", "layer", "subcategory", "n", "correct", "accuracy", "ci_low", "ci_high",
+    ],
+    "eicap_layers.csv": ["language", "model", "protocol", "layer", "n", "correct", "accuracy", "ci_low", "ci_high"],
+    "eicap_summary.csv": [
+        "language", "model", "protocol", "n", "micro", "micro_low", "micro_high", "macro", "subcategories", "chance",
+        "baseline", "significant_better", "significant_worse",
+    ],
+    "eicap_turns.csv": [
+        "language", "model", "protocol", "n", "turn1", "turn1_low", "turn1_high", "turn2", "turn2_low", "turn2_high",
+        "both_wrong", "both_wrong_low", "both_wrong_high", "both_right", "only_first", "only_second", "gap",
+        "gap_low", "gap_high", "gap_p", "undefined_reason",
+    ],
+    "eicap_agreement.csv": ["language", "protocol", "a", "b", "n", "same", "agreement"],
+    "eicap_margins.csv": ["language", "model", "n", "mean", "median", "q1", "q3", "share_positive", "counts", "edges"],
+    "eicap_significance.csv": [
+        "language", "protocol", "model", "baseline", "layer", "subcategory", "n", "accuracy", "baseline_accuracy",
+        "diff", "ci_low", "ci_high", "p", "p_adjusted", "significant", "undefined_reason",
+    ],
+    "eicap_significance_summary.csv": [
+        "language", "protocol", "model", "baseline", "subcategories", "significant_better", "significant_worse",
+    ],
+}  # fmt: skip
 
 
 def _csv(rows: list[dict], columns: list[str]) -> bytes:
@@ -97,7 +151,49 @@ def report_tables(report: dict) -> dict[str, bytes]:
         # Reports stored before Bradley-Terry was added have no such table.
         "bradley_terry.csv": _csv(report["subjective"].get("bradley_terry", []), COLUMNS["bradley_terry.csv"]),
         "win_rates.csv": _csv(report["subjective"]["win_rates"], COLUMNS["win_rates.csv"]),
+        **_eicap_tables(report),
+        **(
+            {"held_out.csv": _csv(report["held_out"]["accuracy"], COLUMNS["held_out.csv"])}
+            if (report.get("held_out") or {}).get("accuracy")
+            else {}
+        ),
     }
+
+
+def _eicap_tables(report: dict) -> dict[str, bytes]:
+    """Return the EiCAP tables as CSV (none for a report without multi-turn choice probes); lists as JSON cells."""
+    eicap = report.get("eicap") or {}
+    if not eicap:
+        return {}
+    files = {}
+    for name, key in EICAP_TABLES.items():
+        rows = [{k: json.dumps(v) if isinstance(v, list) else v for k, v in row.items()} for row in eicap.get(key, [])]
+        files[name] = _csv(rows, COLUMNS[name])
+    files["eicap_table2.tex"] = _eicap_latex(eicap)
+    return files
+
+
+def _eicap_latex(eicap: dict) -> bytes:
+    """EiCAP's Table 2: each model's macro accuracy and subcategories significantly better than the baseline."""
+    summary = {(r["language"], r["model"]): r for r in eicap.get("significance_summary", [])}
+    lines = [r"\begin{tabular}{llrrl}", r"\toprule", r"Model & Lang. & Macro (\%) & Micro (\%) & Sig. \\", r"\midrule"]
+    for r in eicap.get("summary", []):
+        s = summary.get((r["language"], r["model"]))
+        sig = f"{s['significant_better']}/{s['subcategories']}" if s else "--"
+        mark = r"$^\dagger$" if r["protocol"] == "letter" else ""
+        lines.append(
+            f"{latex_escape(r['model'])}{mark} & {latex_escape(r['language'])} & {100 * r['macro']:.2f} & "
+            f"{100 * r['micro']:.2f} & {sig} \\\\"
+        )
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    baselines = ", ".join(f"{latex_escape(v)} ({k})" for k, v in eicap.get("baselines", {}).items())
+    lines.append(
+        f"% Sig.: subcategories significantly better than the baseline {baselines} (paired bootstrap, "
+        f"{eicap.get('resamples')} resamples, BH-FDR {eicap.get('fdr')})."
+    )
+    if eicap.get("mixed_protocols"):
+        lines.append(r"% $^\dagger$ letter choice (chat-only API): a different protocol, not directly comparable.")
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _latex(report: dict) -> bytes:
@@ -144,6 +240,8 @@ def dimension_names(run: EvaluationRun, report: dict) -> dict[str, str]:
         r["dimension"] for r in report.get("subjective", {}).get("ratings", [])
     }
     codes |= {r["dimension"] for r in report.get("analysis", {}).get("cross_lingual", [])}
+    eicap = report.get("eicap") or {}
+    codes |= {r["layer"] for r in eicap.get("layers", [])} | {r["subcategory"] for r in eicap.get("subcategories", [])}
     zh = (get_language() or "en").startswith("zh")
     rows = Dimension.objects.filter(benchmark__releases=run.release_id, code__in=codes).values_list(
         "code", "name_en", "name_zh"
@@ -175,10 +273,11 @@ def page_figures(run: EvaluationRun, names: dict[str, str] | None = None) -> lis
     drawn = run_figures(run, "svg", names)
     titles = figure_titles()
     shown = []
-    for stem in figure_stems(run.report.get("languages", [])):
+    for stem in figure_stems(run.report.get("languages", []), report_eicap_languages(run.report)):
         if f"{stem}.svg" not in drawn:
             continue
-        title = titles.get(stem) or titles["accuracy"] + f" ({language_name(stem.removeprefix('accuracy_'))})"
+        prefix, _sep, lang = stem.rpartition("_")
+        title = titles.get(stem) or f"{titles.get(prefix, prefix)} ({language_name(lang)})"
         shown.append(
             {
                 "stem": stem,

@@ -3,8 +3,10 @@
 from collections import defaultdict
 
 from evaluation import stats, style
+from evaluation.report.eicap import eicap_tables
 from evaluation.report.facts import ModelFacts, ReportFacts, ResponseFacts, RunFacts
 from evaluation.report.files import report_files_names
+from evaluation.report.held_out import held_out_tables
 from evaluation.report.objective import objective_tables
 from evaluation.report.subjective import subjective_tables
 
@@ -126,13 +128,18 @@ def _delta_z(run: RunFacts, codes: list[str], summary: Keyed, overall: Keyed) ->
 def report_tables(facts: ReportFacts) -> dict:
     """Assemble every table of the report as plain JSON."""
     run, codes = facts.run, [m.code for m in facts.models]
-    objective = objective_tables(run, codes, facts.answers)
+    # The held-out set is scored beside the release, never pooled with it.
+    answers = [a for a in facts.answers if not a.held_out]
+    held = [a for a in facts.answers if a.held_out]
+    objective = objective_tables(run, codes, answers)
     subjective = subjective_tables(run, codes, facts.verdicts, facts.responses)
     overall = {(r["model"], r["language"]): r for r in subjective["ratings"] if r["dimension"] == "overall"}
     summary = {(r["model"], r["language"]): r for r in objective["summary"]}
     gaps = _delta_z(run, codes, summary, overall)
     standing = _standing(run, facts.models, summary, overall, gaps)
     style_rows = _style_rows(run, codes, facts.responses)
+    eicap = eicap_tables(run, codes, answers, facts.dimension_order)
+    held_out = held_out_tables(run, codes, answers, held)
     return {
         "run": run.name,
         "release": run.release,
@@ -152,6 +159,8 @@ def report_tables(facts: ReportFacts) -> dict:
             "style_correlations": _style_correlations(run, codes, style_rows, overall),
             "cross_lingual": _cross_lingual(run, objective, subjective),
         },
+        "eicap": eicap,
+        "held_out": {"release": run.held_out_release, "accuracy": held_out} if held_out else {},
         "notes": _notes(run, objective, subjective, gaps),
-        "files": report_files_names(run.languages),
+        "files": report_files_names(run.languages, eicap_languages=eicap.get("languages", []), held_out=bool(held_out)),
     }

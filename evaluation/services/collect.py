@@ -11,7 +11,7 @@ from evaluation import prompts
 from evaluation.models import Answer, EvaluationLLMRun, EvaluationRun, OpenResponse, PairVerdict
 from evaluation.services.common import EVALUATION_PURPOSE
 from evaluation.services.judging import jury_verdicts_collect
-from evaluation.services.runs import advance_locked
+from evaluation.services.runs import advance_locked, scored_entries
 from llm import collectors
 from llm.models import Run, RunItem
 from llm.parsers import ParseError, parse_mcq_letter
@@ -115,7 +115,7 @@ def _logprob_answer(
 
 def _collect_responses(run: EvaluationRun, link: EvaluationLLMRun) -> None:
     model = link.model
-    entries = {e.item_id: e for e in release_entries(run.release)}
+    entries = {e.item_id: e for e in scored_entries(run)}
     answers, opens = [], []
     logprob_groups: dict[tuple, dict[int, RunItem]] = {}
     missing = 0

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from annotation.releases.models import Release
+from annotation.releases.models import Release, ReleaseItem
 from annotation.releases.selectors import release_entries
 from calibration.juries import jury_members
 from calibration.models import CombineRule, Judge, JudgeSelection
@@ -45,15 +45,19 @@ def evaluation_run_create(
     seed: int = 0,
     labels: list[str] | None = None,
     budget: Decimal | None = None,
+    held_out_release: Release | None = None,
 ) -> EvaluationRun:
     """Plan a run on a frozen release; the judge defaults to the selected primary judge.
 
     Running with another judge, or with none (objective items only), needs a recorded reason. ``budget`` (in the
     endpoints' currency) is shared by all the run's LLM runs: they pause before a request that could exceed it.
+    ``held_out_release``: a frozen probe set of other items (another generator's), whose objective items every model
+    also answers; the report gives each model's accuracy on both, never pooled.
     """
     endpoints = list(dict.fromkeys(endpoints))
     languages = [lang for lang in ("en", "zh") if lang in languages]
     errors = _plan_errors(release=release, name=name, endpoints=endpoints, languages=languages)
+    errors += _held_out_errors(release=release, held_out=held_out_release)
     judge, selection, judge_errors = _judge_choice(judge=judge, override_reason=judge_override_reason)
     if combine_rule is None:
         combine_rule = selection.calibration_run.combine_rule if selection else CombineRule.FACET_TIE
@@ -66,6 +70,7 @@ def evaluation_run_create(
         name=name,
         release=release,
         languages=languages,
+        held_out_release=held_out_release,
         judge=judge,
         judge_selection=selection if selection is not None and judge == selection.judge else None,
         judge_override_reason=judge_override_reason.strip(),
@@ -98,6 +103,26 @@ def _plan_errors(*, release: Release, name: str, endpoints: list[Endpoint], lang
         errors.append(_("Choose at least one model under test."))
     if not languages:
         errors.append(_("Choose at least one language."))
+    return errors
+
+
+def _held_out_errors(*, release: Release, held_out: Release | None) -> list[str]:
+    """Return what is wrong with a held-out release: a draft, the release itself, or sharing items with it."""
+    if held_out is None:
+        return []
+    if held_out.pk == release.pk:
+        return [_("The held-out release must be another release than the one evaluated.")]
+    errors = []
+    if not held_out.is_frozen:
+        errors.append(
+            _("The held-out release %(version)s is a draft; freeze it first.") % {"version": held_out.version}
+        )
+    shared = ReleaseItem.objects.filter(release=held_out, item__in=release.entries.values("item")).count()
+    if shared:
+        errors.append(
+            _("The held-out release shares %(n)s items with the release evaluated; a held-out set holds other items.")
+            % {"n": shared}
+        )
     return errors
 
 
@@ -141,10 +166,18 @@ def _options_errors(
     return errors
 
 
+def scored_entries(run: EvaluationRun) -> list[ReleaseItem]:
+    """Return the entries the models answer: the release's, then the objective ones of the held-out release."""
+    entries = release_entries(run.release)
+    if run.held_out_release_id:
+        entries += [e for e in release_entries(run.held_out_release) if e.item.kind != "open_prompt"]
+    return entries
+
+
 def _response_prompts(run: EvaluationRun, model: ModelUnderTest, entries: list | None = None) -> list[dict]:
-    """The prompts ``model`` answers (``entries``: the release's ``release_entries``, read once for every model)."""
+    """The prompts ``model`` answers (``entries``: the run's ``scored_entries``, read once for every model)."""
     result = []
-    for entry in release_entries(run.release) if entries is None else entries:
+    for entry in scored_entries(run) if entries is None else entries:
         item, revision = entry.item, entry.revision
         for lang in run.languages:
             version = revision.content.get(lang)
@@ -166,7 +199,7 @@ def _response_prompts(run: EvaluationRun, model: ModelUnderTest, entries: list |
                 for t, spec in enumerate(turns)
             ]
             for t, spec in enumerate(turns):
-                if run.protocol == EvaluationRun.Protocol.LOGPROB:
+                if model.protocol == EvaluationRun.Protocol.LOGPROB:
                     prefix = prompts.logprob_prefix(kind=item.kind, version=version, language=lang, turn=t)
                     for o, option in enumerate(spec["options"]):
                         result.append(
@@ -195,7 +228,7 @@ def _response_prompts(run: EvaluationRun, model: ModelUnderTest, entries: list |
 def evaluation_estimate(*, run: EvaluationRun) -> dict:
     """Estimate the calls and money of the response phase and of round-robin judging, before starting."""
     calls, cost, cost_batch = 0, Decimal("0"), Decimal("0")
-    entries = release_entries(run.release)
+    entries = scored_entries(run)
     models = list(run.models.select_related("endpoint"))
     for model in models:
         endpoint = model.endpoint
@@ -276,8 +309,8 @@ def evaluation_run_start(*, run: EvaluationRun, user: AbstractBaseUser | None, s
     run.refresh_from_db()
     if run.phase != EvaluationRun.Phase.DRAFT:
         raise ValidationError(_("This run has already started."))
-    if run.protocol == EvaluationRun.Protocol.LOGPROB:
-        for model in run.models.select_related("endpoint"):
+    for model in run.models.select_related("endpoint", "run"):
+        if model.protocol == EvaluationRun.Protocol.LOGPROB:
             logprob_probe(endpoint=model.endpoint)
     return _start_responses(run=run, user=user, start=start)
 
@@ -289,12 +322,12 @@ def _start_responses(*, run: EvaluationRun, user: AbstractBaseUser | None, start
         raise ValidationError(_("This run has already started."))
     run.phase = EvaluationRun.Phase.RESPONSES
     run.save(update_fields=["phase"])
-    entries = release_entries(run.release)
+    entries = scored_entries(run)
     for model in run.models.select_related("endpoint"):
         prompts_for_model = _response_prompts(run, model, entries)
         if not prompts_for_model:
             raise ValidationError(_("The release has no items in the chosen languages."))
-        parser = "logprobs" if run.protocol == EvaluationRun.Protocol.LOGPROB else "text"
+        parser = "logprobs" if model.protocol == EvaluationRun.Protocol.LOGPROB else "text"
         llm_run = llm_services.run_create(
             endpoint=model.endpoint,
             prompts=prompts_for_model,

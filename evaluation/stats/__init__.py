@@ -16,6 +16,8 @@ The code lives in submodules by concept; import the names from ``evaluation.stat
 - ``win_rates``: win-rate matrix with exact binomial tests;
 - ``standings``: z-scores, ΔZ and its typology;
 - ``correlations``: Pearson/Spearman correlation, cross-lingual gaps;
+- ``probes``: EiCAP's probe analyses (score margins, turn decomposition, outcome agreement, significance per
+  subcategory against a baseline);
 - ``_common``: defaults, input checks and the JSON-ready base class shared by the others.
 """
 
@@ -51,12 +53,27 @@ from evaluation.stats.diagnostics import (
     turn_split,
 )
 from evaluation.stats.multiple_comparisons import FdrResult, benjamini_hochberg
+from evaluation.stats.probes import (
+    MARGIN_EDGES,
+    AgreementCell,
+    GroupDifference,
+    GroupSignificance,
+    MarginDistribution,
+    TurnDecomposition,
+    margin_distribution,
+    outcome_agreement,
+    score_margin,
+    significance_by_group,
+    turn_decomposition,
+)
 from evaluation.stats.proportions import (
     GroupAccuracy,
     MacroAverage,
     Proportion,
+    ProportionDifference,
     accuracy_by_group,
     discriminability,
+    proportion_difference,
     wilson_interval,
 )
 from evaluation.stats.standings import (
@@ -81,6 +98,8 @@ __all__ = [
     "GroupAccuracy",
     "MacroAverage",
     "Proportion",
+    "ProportionDifference",
+    "proportion_difference",
     "accuracy_by_group",
     "discriminability",
     "wilson_interval",
@@ -102,6 +121,18 @@ __all__ = [
     "normalised_entropy",
     "position_bias",
     "turn_split",
+    # probes
+    "MARGIN_EDGES",
+    "AgreementCell",
+    "GroupDifference",
+    "GroupSignificance",
+    "MarginDistribution",
+    "TurnDecomposition",
+    "margin_distribution",
+    "outcome_agreement",
+    "score_margin",
+    "significance_by_group",
+    "turn_decomposition",
     # win_rates
     "WinRateCell",
     "WinRateMatrix",

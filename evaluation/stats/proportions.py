@@ -110,6 +110,37 @@ def accuracy_by_group(
     return GroupAccuracy(per_group, micro, macro)
 
 
+@dataclass(frozen=True)
+class ProportionDifference(_Serialisable):
+    """``a - b`` for two independent proportions with Newcombe's hybrid score interval; None without data."""
+
+    a: Proportion
+    b: Proportion
+    difference: float | None
+    low: float | None
+    high: float | None
+    confidence: float
+
+
+def proportion_difference(
+    successes_a: int, n_a: int, successes_b: int, n_b: int, *, confidence: float = DEFAULT_CONFIDENCE
+) -> ProportionDifference:
+    """Return ``p_a - p_b`` of two independent samples with Newcombe's interval (1998, method 10).
+
+    From the Wilson intervals ``[l, u]`` of each: ``d - sqrt((p_a - l_a)² + (u_b - p_b)²)`` to
+    ``d + sqrt((u_a - p_a)² + (p_b - l_b)²)``. Used where the items differ (a held-out probe set beside the main one),
+    so no pairing is possible.
+    """
+    a = wilson_interval(successes_a, n_a, confidence=confidence)
+    b = wilson_interval(successes_b, n_b, confidence=confidence)
+    if a.value is None or b.value is None:
+        return ProportionDifference(a, b, None, None, None, confidence)
+    d = a.value - b.value
+    low = d - math.sqrt((a.value - a.low) ** 2 + (b.high - b.value) ** 2)
+    high = d + math.sqrt((a.high - a.value) ** 2 + (b.value - b.low) ** 2)
+    return ProportionDifference(a, b, d, max(-1.0, low), min(1.0, high), confidence)
+
+
 def discriminability(accuracy: float, chance: float) -> float:
     """Return ``(accuracy - chance) / (1 - chance)``: 0 at chance level, 1 when perfect, negative below chance."""
     if not 0 <= chance < 1:

@@ -43,6 +43,12 @@ def language(code: str) -> str:
 
 
 @register.filter
+def protocol_name(code: str) -> str:
+    """Return the short name of a scoring protocol (letter choice marked †: not comparable with log-probability)."""
+    return {"logprob": _("log-probability"), "letter": _("letter choice †")}.get(code, code)
+
+
+@register.filter
 def answer_letter(index: int | None) -> str:
     """Return the letter of an option index as the item shows it (0 is A); a dash for no answer."""
     if index is None or index == "":
@@ -99,22 +105,27 @@ _NOTES = [
     ),
     (
         re.compile(r"ΔZ (\w+) (objective|subjective): (.+)"),
-        lambda m: _("ΔZ, %(language)s, %(side)s: %(reason)s")
-        % {
-            "language": language_name(m[1]),
-            "side": _("objective scores") if m[2] == "objective" else _("subjective scores"),
-            "reason": _reason(m[3]),
-        },
+        lambda m: (
+            _("ΔZ, %(language)s, %(side)s: %(reason)s")
+            % {
+                "language": language_name(m[1]),
+                "side": _("objective scores") if m[2] == "objective" else _("subjective scores"),
+                "reason": _reason(m[3]),
+            }
+        ),
     ),
     (
         re.compile(r"Bradley-Terry \((\w+)\): (.+)\."),
-        lambda m: _("Bradley-Terry (%(language)s): %(reason)s.")
-        % {"language": language_name(m[1]), "reason": _reason(m[2])},
+        lambda m: (
+            _("Bradley-Terry (%(language)s): %(reason)s.") % {"language": language_name(m[1]), "reason": _reason(m[2])}
+        ),
     ),
     (
         re.compile(r"(\S+): (\d+) prompts got no reply; those items are missing, not counted as wrong\."),
-        lambda m: _("%(model)s: %(n)s prompts got no reply; those items are missing, not counted as wrong.")
-        % {"model": m[1], "n": m[2]},
+        lambda m: (
+            _("%(model)s: %(n)s prompts got no reply; those items are missing, not counted as wrong.")
+            % {"model": m[1], "n": m[2]}
+        ),
     ),
     (
         re.compile(r"No judge prompt for: (.+); those items were not judged\."),
@@ -148,3 +159,14 @@ def decimals(value: object, places: int = 2) -> str:
         return str(value)
     rounded = number.quantize(Decimal(1).scaleb(-int(places)), rounding=ROUND_HALF_UP)
     return f"{abs(rounded) if rounded == 0 else rounded:f}"
+
+
+@register.filter
+def percent(value: object) -> str:
+    """A share (0-1) as a percentage with two decimals, as EiCAP's tables write them; "—" for no number."""
+    if value is None or value == "":
+        return "—"
+    try:
+        return decimals(Decimal(repr(value) if isinstance(value, float) else str(value)) * 100, 2)
+    except (InvalidOperation, ValueError, TypeError):
+        return "—"

@@ -183,6 +183,9 @@ REQUIRED = {
     "evaluation:budget": "evaluation.run_evaluation",
     "evaluation:verdicts": "evaluation.run_evaluation",
     "evaluation:pairs": "evaluation.run_evaluation",
+    "evaluation:answers": "evaluation.run_evaluation",
+    "evaluation:contamination-list": "evaluation.run_evaluation",
+    "evaluation:contamination": "evaluation.run_evaluation",
     # llm
     "llm:run-list": "llm.view_run",
     "llm:run-detail": "llm.view_run",
@@ -241,6 +244,9 @@ REQUIRED = {
     "evaluation-run-drill": "evaluation.run_evaluation",
     "evaluation-run-verdicts": "evaluation.run_evaluation",
     "evaluation-run-pairs": "evaluation.run_evaluation",
+    "evaluation-run-answers": "evaluation.run_evaluation",
+    "evaluation-contamination-list": "evaluation.run_evaluation",
+    "evaluation-contamination-detail": "evaluation.run_evaluation",
     # screening API
     "screening-round-list": "screening.review_item",
     "screening-round-detail": "screening.review_item",

@@ -255,4 +255,4 @@ def test_the_openapi_schema_documents_the_evaluation_and_calibration_routes_with
 
 def test_the_index_lists_the_runs_only_to_those_who_may_run_evaluations(api, expert, researcher):
     assert api(expert).get("/api/evaluation/").json() == {}
-    assert set(api(researcher).get("/api/evaluation/").json()) == {"runs"}
+    assert set(api(researcher).get("/api/evaluation/").json()) == {"runs", "contamination"}

@@ -214,7 +214,8 @@ def test_standing_names_every_model_and_the_report_states_the_run():
     assert report["analysis"]["cross_lingual"] == []
     assert (report["run"], report["release"], report["judge"], report["seed"]) == ("hand", "facet 1.0.0", "careful", 7)
     assert report["models"] == [{"code": "M01", "label": "first"}, {"code": "M02", "label": "second"}]
-    assert report["files"] == report_files_names(["en"])
+    # The two-turn item "mt" is a multi-turn choice probe: the report has the EiCAP analyses and their files.
+    assert report["files"] == report_files_names(["en"], eicap_languages=["en"])
 
 
 def test_the_same_facts_give_the_same_report():

@@ -23,6 +23,9 @@ class Command(BaseCommand):
         parser.add_argument("--model", action="append", required=True, metavar="ENDPOINT_NAME")
         parser.add_argument("--language", action="append", choices=["en", "zh"])
         parser.add_argument("--protocol", choices=[p.value for p in EvaluationRun.Protocol], default="letter")
+        parser.add_argument(
+            "--held-out-release", metavar="SLUG:VERSION", help="a held-out probe set scored beside the release"
+        )
         parser.add_argument("--pairing", choices=[p.value for p in EvaluationRun.Pairing], default="auto")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--judge-override-reason", default="")
@@ -34,6 +37,12 @@ class Command(BaseCommand):
         release = Release.objects.filter(benchmark__slug=slug, version=version).first()
         if release is None:
             raise CommandError(f"no release {options['release']!r} (expected SLUG:VERSION)")
+        held_out = None
+        if options["held_out_release"]:
+            slug, _, version = options["held_out_release"].partition(":")
+            held_out = Release.objects.filter(benchmark__slug=slug, version=version).first()
+            if held_out is None:
+                raise CommandError(f"no release {options['held_out_release']!r} (expected SLUG:VERSION)")
         endpoints = []
         for name in options["model"]:
             endpoint = Endpoint.objects.filter(name=name).first()
@@ -48,6 +57,7 @@ class Command(BaseCommand):
                 languages=options["language"] or ["en", "zh"],
                 user=None,
                 protocol=options["protocol"],
+                held_out_release=held_out,
                 pairing=options["pairing"],
                 seed=options["seed"],
                 judge_override_reason=options["judge_override_reason"],

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evaluation', '0003_run_judge_selection'),
+        ('evaluation', '0006_evaluation_held_out_release'),
     ]
 
     operations = [
