@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, F, Min, OuterRef, Subquery, Sum
+from django.db.models import Count, Exists, F, Min, OuterRef, Subquery, Sum
 from django.utils.translation import get_language
 
 from annotation.items.models import Item
@@ -105,7 +105,9 @@ def review_queue(*, user: AbstractBaseUser) -> list[dict]:
 
 
 def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
-    """Return the latest items of closed rounds sent back for revision whose reviewed revision the user wrote.
+    """Return the latest items of closed rounds sent back for revision whose reviewed revision the user wrote, while
+    the round's outcome still stands: an item decided since (accepted or rejected, by a later round or a lead) or
+    put in a later round is no longer waiting for its author.
 
     One query: the submitted reviews of the newest such round items (capped), with their items, rounds and reviewers.
     """
@@ -115,6 +117,8 @@ def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
             round__status=ScreeningRound.Status.CLOSED,
             revision__author=user,
         )
+        .exclude(item__status__in=(Item.Status.ACCEPTED, Item.Status.REJECTED))
+        .exclude(Exists(RoundItem.objects.filter(item=OuterRef("item"), round_id__gt=OuterRef("round_id"))))
         .order_by("-round__closed_at", "-id")
         .values("id")[:SENT_BACK_LIMIT]
     )
