@@ -16,10 +16,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_polling_and_the_swap_to_the_report_raise_no_policy_violation(
     page,
     live_server,
-    frozen_release,
-    primary,
+    frozen_release,  # noqa: F811
+    primary,  # noqa: F811
     make_endpoint,
-    researcher,  # noqa: F811
+    researcher,
 ):
     run = services.evaluation_run_create(
         name="live under the policy",
