@@ -1,7 +1,7 @@
 """The demo studies: the calibration demo, then a completed evaluation run over simulated models."""
 
 from annotation.releases.models import Release
-from demo.calibration import demo_calibration
+from demo.calibration import demo_calibration, demo_labelling
 from evaluation import services
 from evaluation.models import EvaluationRun
 from llm.models import Endpoint
@@ -18,7 +18,7 @@ MODELS = (
 
 def demo_studies() -> str:
     """Create the demo calibration and evaluation if missing; return what was done."""
-    done = [demo_calibration()]
+    done = [demo_calibration(), demo_labelling()]
     if EvaluationRun.objects.filter(name=RUN_NAME).exists():
         return "; ".join([*done, "demo evaluation already present"])
     release = Release.objects.get(benchmark__slug="facet", version="0.1.0")

@@ -45,6 +45,7 @@ EXCLUDED = {
     "labelling:label-skip": POST_ONLY,
     "releases:release-download": DOWNLOAD,
     "releases:release-edit": POST_ONLY,
+    "releases:release-add-items": POST_ONLY,
     "releases:release-freeze": POST_ONLY,
     "llm:run-export": DOWNLOAD,
     "llm:run-action": POST_ONLY,

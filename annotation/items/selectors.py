@@ -72,6 +72,11 @@ def bank_summary() -> dict:
     return cache.get_or_set(f"{HOME_SUMMARY_KEY}:{bank_version()}", _bank_summary, BANK_CACHE_TTL_SECONDS)
 
 
+def benchmark_choices() -> list[tuple[str, str]]:
+    """Return (slug, name) of every benchmark, by slug: the benchmark filter of the lists."""
+    return [(b.slug, b.name) for b in Benchmark.objects.order_by("slug")]
+
+
 def _bank_summary() -> dict:
     per_benchmark: Counter = Counter()
     per_status: Counter = Counter()

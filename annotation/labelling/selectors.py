@@ -18,9 +18,12 @@ from annotation.labelling.pairwise import anonymise, shown_choice
 from annotation.queue.selectors import queue_counts, queue_next, queue_of, worker_assignments
 
 
-def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
-    """Return every comparison set as (set, comparisons, labelled by the expert, assigned to the expert)."""
-    sets = ComparisonSet.objects.select_related("benchmark")
+def comparison_set_overview(
+    *, expert: AbstractBaseUser, sets: QuerySet[ComparisonSet] | None = None
+) -> list[tuple[ComparisonSet, int, int, int]]:
+    """Return every comparison set (or those of ``sets``, a filtered query set) as (set, comparisons, labelled by the
+    expert, assigned to the expert)."""
+    sets = (ComparisonSet.objects.all() if sets is None else sets).select_related("benchmark")
     progress = {
         set_id: (done, total)
         for set_id, done, total in ExpertProgress.objects.filter(expert=expert).values_list(

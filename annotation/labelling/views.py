@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -9,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from annotation.items.selectors import benchmark_choices
 from annotation.items.services import ImportFailed
 from annotation.labelling import exports, selectors
 from annotation.labelling import services as comparisons
@@ -18,6 +20,7 @@ from annotation.labelling.label_studio import importing as label_studio_importin
 from annotation.labelling.models import ComparisonSet
 from annotation.labelling.pairwise import anonymise, plus_string, shown_choice
 from annotation.queue.selectors import queue_previous, queue_skipped
+from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
 from llm.models import Run
@@ -31,12 +34,19 @@ LABELLERS = gettext_lazy(
     "Comparisons are labelled blind by the experts they are assigned to; whoever builds sets or imports responses "
     "has seen the model names and does not label."
 )
+SET_STATUSES = (("open", gettext_lazy("open")), ("closed", gettext_lazy("closed")))
 
 
 @permission_required("items.view_item")
 def set_list(request: HttpRequest) -> HttpResponse:
-    sets = selectors.comparison_set_overview(expert=request.user)
-    return render(request, "labelling/labelling_list.html", {"sets": sets})
+    filters = ListFilterForm(request.GET, benchmarks=benchmark_choices(), statuses=SET_STATUSES)
+    chosen = filters.apply(
+        ComparisonSet.objects.all(),
+        search=("name", "description"),
+        status={"open": Q(closed_at__isnull=True), "closed": Q(closed_at__isnull=False)},
+    )
+    sets = selectors.comparison_set_overview(expert=request.user, sets=chosen)
+    return render(request, "labelling/labelling_list.html", {"sets": sets, "filters": filters, "shown": len(sets)})
 
 
 @permission_required("labelling.manage_comparisons", why=BUILDERS)

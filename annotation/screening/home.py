@@ -300,3 +300,9 @@ def review_queue_of(overview: dict, *, user: AbstractBaseUser) -> list[dict]:
 def feedback_section(item: Item) -> dict:
     """The reviews of the closed rounds the item went through."""
     return {"feedback": item_feedback(item=item)}
+
+
+@home.item_list_action("screening-round", template="screening/_bulk_round.html", position=20)
+def _round_from_items(user: AbstractBaseUser) -> dict | None:
+    """The item list's bulk action: open a round on the checked items (the round form, filled with them)."""
+    return {} if user.has_perm("screening.manage_round") else None

@@ -54,8 +54,10 @@ def round_open(
     filters: dict | None = None,
     criteria: list[Criterion] | None = None,
     deadline: datetime | None = None,
+    uids: list[str] | None = None,
 ) -> ScreeningRound:
-    """Open a round on the items matching ``filters`` and assign each to ``reviewers_per_item`` reviewers.
+    """Open a round on the items matching ``filters`` (and, with ``uids``, only those items: each must be a draft or
+    in-screening item of the benchmark) and assign each to ``reviewers_per_item`` reviewers.
 
     Assignment is balanced and deterministic: each item goes to the least-loaded reviewers who did not write
     its current revision (authors review others' work when anyone else is available).
@@ -76,11 +78,19 @@ def round_open(
         criteria = list(Criterion.objects.filter(Q(dimension=None) | Q(dimension__benchmark=benchmark)))
     if not criteria:
         errors.append(_("Choose at least one criterion."))
+    candidates = selectors.item_list(filters={**filters, "benchmark": benchmark.slug})
+    if uids:
+        candidates = candidates.filter(uid__in=uids)
     items = [
-        i
-        for i in selectors.item_list(filters={**filters, "benchmark": benchmark.slug})
-        if i.current_revision_id and i.status in (Item.Status.DRAFT, Item.Status.IN_SCREENING)
+        i for i in candidates if i.current_revision_id and i.status in (Item.Status.DRAFT, Item.Status.IN_SCREENING)
     ]
+    if uids:
+        left_out = sorted(set(uids) - {i.uid for i in items})
+        if left_out:
+            errors.append(
+                _("Not draft or in-screening items of %(benchmark)s matching the filter: %(uids)s.")
+                % {"benchmark": benchmark.name, "uids": ", ".join(left_out[:10]) + ("…" if len(left_out) > 10 else "")}
+            )
     if not items:
         errors.append(_("No draft or in-screening items match this filter."))
     busy = set(

@@ -390,6 +390,15 @@
     if (form && form.dataset && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
   });
 
+  // The item list's bulk actions: the header's box checks or clears every item box of the page.
+  document.addEventListener("change", (event) => {
+    const all = event.target.closest && event.target.closest("[data-check-all]");
+    if (!all) return;
+    document.querySelectorAll(`input[type=checkbox][name="${all.dataset.checkAll}"]`).forEach((box) => {
+      box.checked = all.checked;
+    });
+  });
+
   // Phones: the navigation collapses behind the Menu button (app.css shows it only while the bar is open).
   function setupNavToggle(button) {
     const bar = button.closest(".topbar");

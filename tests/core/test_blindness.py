@@ -118,6 +118,7 @@ REQUIRED = {
     "releases:release-download": VIEW,
     "releases:release-create": "releases.manage_release",
     "releases:release-edit": "releases.manage_release",
+    "releases:release-add-items": "releases.manage_release",
     "releases:release-freeze": "releases.manage_release",
     "release-list": VIEW,
     "release-detail": VIEW,
