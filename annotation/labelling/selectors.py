@@ -197,3 +197,16 @@ def blind_comparison(*, assignment: LabelAssignment) -> dict:
         "skipped": assignment.skipped_at is not None,
         "label": verdict,
     }
+
+
+ATTENTION_CHECKS_SHOWN = 200
+
+
+def attention_checks(*, comparison_set: ComparisonSet) -> list[Comparison]:
+    """Return the set's attention checks (comparisons with a known answer) with their items and dimensions, by id
+    (at most ``ATTENTION_CHECKS_SHOWN``)."""
+    return list(
+        Comparison.objects.filter(comparison_set=comparison_set, gold_winner__isnull=False)
+        .select_related("item", "dimension")
+        .order_by("id")[:ATTENTION_CHECKS_SHOWN]
+    )
