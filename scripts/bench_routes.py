@@ -94,6 +94,7 @@ EXCLUDED = {
             "screening-round-item-adjudicate",
             "labelling-response-import",
             "labelling-set-close",
+            "labelling-set-attention-checks",
             "labelling-assignment-label",
             "labelling-assignment-skip",
             "calibration-run-select",
@@ -394,6 +395,9 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         ],
         "labelling-set-next": [Case("API next comparison", E, f"/api/labelling/sets/{comparison_set.pk}/next/")],
         "labelling-set-progress": [Case("API set progress", E, f"/api/labelling/sets/{comparison_set.pk}/progress/")],
+        "labelling-set-experts": [
+            Case("API per-expert statistics", R, f"/api/labelling/sets/{comparison_set.pk}/experts/")
+        ],
         "labelling-assignment-list": [
             Case("API my label assignments", E, f"/api/labelling/assignments/?set={comparison_set.pk}")
         ],

@@ -104,8 +104,8 @@ def test_each_role_walks_its_day(browser, live_server, day, expert, lead, resear
     walk.check()
     for key in ["4", "4", "4", "4", "4", "4", "p", "a"]:
         page.keyboard.press(key)
-    page.keyboard.press("Control+Enter")
-    page.wait_for_load_state("load")
+    with page.expect_navigation():
+        page.keyboard.press("Control+Enter")
     walk.check()
     assert Review.objects.filter(status=Review.Status.SUBMITTED).count() == 2
     walk.go(f"/labelling/{day['set'].pk}/next/")
@@ -116,10 +116,12 @@ def test_each_role_walks_its_day(browser, live_server, day, expert, lead, resear
     expect(page.locator("#progress-text")).to_have_text("1 / 3")
     walk.check()
     skipped_url = page.url
-    page.keyboard.press("s")  # put this one aside
-    page.wait_for_url(lambda url: url != skipped_url)
+    with page.expect_navigation():
+        page.keyboard.press("s")  # put this one aside
+    assert page.url != skipped_url
     walk.check()
-    page.keyboard.press("b")  # back to the label given
+    with page.expect_navigation():
+        page.keyboard.press("b")  # back to the label given
     expect(page.locator("#label-existing")).to_be_visible()
     walk.check()
     assert ExpertLabel.objects.count() == 1
@@ -127,8 +129,8 @@ def test_each_role_walks_its_day(browser, live_server, day, expert, lead, resear
     # The lead: close the round (every item reviewed and accepted).
     walk.sign_in(lead)
     walk.go(f"/screening/{day['round'].pk}/")
-    page.click("#close")
-    page.wait_for_load_state("load")
+    with page.expect_navigation():
+        page.click("#close")
     walk.check()
     assert ScreeningRound.objects.get(pk=day["round"].pk).status == ScreeningRound.Status.CLOSED
     walk.go("/")
@@ -138,8 +140,8 @@ def test_each_role_walks_its_day(browser, live_server, day, expert, lead, resear
     first = Comparison.objects.filter(comparison_set=day["set"]).order_by("id").first()
     walk.go(f"/labelling/{day['set'].pk}/data/")
     page.fill("#id_attention_checks", f"{first.pk} A")
-    page.click("#attention-checks button[type=submit]")
-    page.wait_for_load_state("load")
+    with page.expect_navigation():
+        page.click("#attention-checks button[type=submit]")
     walk.check()
     expect(page.locator("#attention-checks")).to_contain_text(f"#{first.pk}")
     expect(page.locator("#experts")).to_contain_text(expert.username)
@@ -152,16 +154,16 @@ def test_each_role_walks_its_day(browser, live_server, day, expert, lead, resear
     for uid in ("day-open", "day-accepted"):
         page.check(f"input[name=uids][value={uid}]")
     page.select_option("#bulk-release-select", str(day["release"].pk))
-    page.click("#bulk-release button")
-    page.wait_for_load_state("load")
+    with page.expect_navigation():
+        page.click("#bulk-release button")
     walk.check()
     release = Release.objects.get(pk=day["release"].pk)
     assert set(release.entries.values_list("item__uid", flat=True)) == {"day-open", "day-accepted"}
     walk.go(f"/releases/facet/{release.version}/")
     page.fill("#override_reason", "A day's test release.")
     page.check("#confirm-freeze")
-    page.click("#freeze")
-    page.wait_for_load_state("load")
+    with page.expect_navigation():
+        page.click("#freeze")
     walk.check()
     assert Release.objects.get(pk=release.pk).status == Release.Status.FROZEN
     walk.go("/releases/?status=frozen")

@@ -242,6 +242,8 @@ REQUIRED = {
     "labelling-set-label-studio-tasks": "labelling.manage_comparisons",
     "labelling-set-label-studio-config": "labelling.manage_comparisons",
     "labelling-set-label-studio-import": "labelling.manage_comparisons",
+    "labelling-set-experts": "labelling.manage_comparisons",
+    "labelling-set-attention-checks": "labelling.manage_comparisons",
     "labelling-assignment-list": "labelling.label_comparisons",
     "labelling-assignment-detail": "labelling.label_comparisons",
     "labelling-assignment-label": "labelling.label_comparisons",
