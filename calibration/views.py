@@ -8,6 +8,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django_htmx.http import HttpResponseClientRefresh
 
+from annotation.labelling.experts import expert_statistics
 from calibration import exports, selectors, services
 from calibration.agreement.planning import plan
 from calibration.charts import page_forest
@@ -170,6 +171,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 "can_select": request.user.has_perm("calibration.run_judge"),
                 "choices": choices,
                 "any_excluded": any(choice["excluded"] for choice in choices),
+                # Each expert of the set, with their accuracy on its attention checks next to their agreement.
+                "experts": expert_statistics(comparison_set=run.comparison_set),
                 **_planning_context(request, report),
             }
         )
