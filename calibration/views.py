@@ -10,6 +10,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from annotation.items.models import Benchmark, KeyValidation
 from annotation.items.selectors import key_disagreements
+from annotation.labelling.experts import expert_statistics
 from annotation.releases.protocol import LETTERS
 from calibration import exports, keys, selectors, services
 from calibration.agreement.planning import plan
@@ -180,6 +181,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 "can_select": request.user.has_perm("calibration.run_judge"),
                 "choices": choices,
                 "any_excluded": any(choice["excluded"] for choice in choices),
+                # Each expert of the set, with their accuracy on its attention checks next to their agreement.
+                "experts": expert_statistics(comparison_set=run.comparison_set),
                 **_planning_context(request, report),
             }
         )

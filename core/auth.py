@@ -9,6 +9,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
+from django.http import HttpResponse
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import ValidationError as DRFValidationError
 from rest_framework.fields import DateTimeField
@@ -61,6 +62,14 @@ class LoginView(auth_views.LoginView):
     form_class = ThrottledAuthenticationForm
     template_name = "registration/login.html"
     redirect_authenticated_user = True
+
+    def form_valid(self, form: AuthenticationForm) -> HttpResponse:
+        """Sign in; a language chosen on the sign-in page (the browser's language cookie) becomes the user's."""
+        response = super().form_valid(form)
+        language = self.request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
+        if language in dict(settings.LANGUAGES):
+            services.user_set_language(user=form.get_user(), language=language)
+        return response
 
 
 class TokenThrottle(AnonRateThrottle):

@@ -40,6 +40,7 @@ class Panel:
 
 _PANELS: dict[str, Panel] = {}
 _ITEM_SECTIONS: dict[str, ItemSection] = {}
+_ITEM_LIST_ACTIONS: dict[str, Panel] = {}
 
 
 def panel(name: str, *, template: str, position: int) -> Callable[[PanelContext], PanelContext]:
@@ -90,3 +91,26 @@ def item_context(*, item: object) -> dict:
             given_by[key] = name
             context[key] = value
     return context
+
+
+def item_list_action(name: str, *, template: str, position: int) -> Callable[[PanelContext], PanelContext]:
+    """Register ``func(user) -> context or None`` as the bulk action ``name`` of the item list, drawn with
+    ``template`` (its controls belong to the list's form ``bulk-items``, whose checked ``uids`` they act on)."""
+
+    def decorator(func: PanelContext) -> PanelContext:
+        if name in _ITEM_LIST_ACTIONS:
+            raise AlreadyRegistered(f"an item-list action named {name!r} is already registered")
+        _ITEM_LIST_ACTIONS[name] = Panel(name=name, template=template, position=position, context=func)
+        return func
+
+    return decorator
+
+
+def item_list_actions(*, user: AbstractBaseUser) -> list[dict]:
+    """Return ``{"name", "template", "context"}`` of every item-list bulk action the user may take, in order."""
+    shown = []
+    for entry in sorted(_ITEM_LIST_ACTIONS.values(), key=lambda entry: (entry.position, entry.name)):
+        context = entry.context(user)
+        if context is not None:
+            shown.append({"name": entry.name, "template": entry.template, "context": context})
+    return shown

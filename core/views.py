@@ -3,6 +3,7 @@
 import logging
 import re
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import ValidationError
@@ -20,18 +21,35 @@ from core.errors import not_found_message
 logger = logging.getLogger(__name__)
 
 
+@login_not_required
 @require_POST
 def set_language(request: HttpRequest) -> HttpResponseRedirect:
+    """Switch the interface language: a signed-in user's profile keeps it; the browser's cookie keeps it too, so the
+    sign-in page (before anyone is signed in) and the next sign-in follow the choice."""
     language = request.POST.get("language", "")
-    try:
-        services.user_set_language(user=request.user, language=language)
-    except ValidationError as exc:
-        messages.error(request, " ".join(exc.messages))
+    valid = language in dict(settings.LANGUAGES)
+    if request.user.is_authenticated:
+        try:
+            services.user_set_language(user=request.user, language=language)
+        except ValidationError as exc:
+            messages.error(request, " ".join(exc.messages))
+    elif not valid:
+        messages.error(request, _("Unsupported language %(lang)s.") % {"lang": language})
     nxt = request.POST.get("next", "/")
     safe = url_has_allowed_host_and_scheme(nxt, allowed_hosts={request.get_host()}, require_https=request.is_secure())
     if not safe:
         nxt = "/"
-    return HttpResponseRedirect(nxt)
+    response = HttpResponseRedirect(nxt)
+    if valid:
+        response.set_cookie(
+            settings.LANGUAGE_COOKIE_NAME,
+            language,
+            max_age=settings.LANGUAGE_COOKIE_AGE,
+            samesite="Lax",
+            secure=request.is_secure(),
+            httponly=True,
+        )
+    return response
 
 
 def _back_link(request: HttpRequest) -> str:

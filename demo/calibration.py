@@ -1,9 +1,12 @@
 """Demo studies for ``make run``: model responses, three experts' labels, simulated judges, a calibration report
 and a primary-judge selection. Needs the LLM simulator running; idempotent."""
 
+from datetime import timedelta
+
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.utils import timezone
 
 from annotation.items.models import Benchmark
 from annotation.labelling import services as comparisons
@@ -23,6 +26,8 @@ JUDGES = (
 )
 EXPERTS = ("expert", "expert2", "expert3")
 SET_NAME = "Demo validation subset"
+# A second, smaller set the demo expert has not labelled yet (the others have): something to do on first sign-in.
+OPEN_SET_NAME = "Demo labelling: your turn"
 
 
 def _experts() -> list:
@@ -50,12 +55,16 @@ def _responses(benchmark: Benchmark) -> None:
         comparisons.responses_collect(run=run)
 
 
-def _labels(comparison_set: ComparisonSet) -> None:
-    """Three experts who prefer by the hidden quality with their own noise (deterministic)."""
+def _labels(comparison_set: ComparisonSet, *, leave_open_for: tuple[str, ...] = ()) -> None:
+    """Three experts who prefer by the hidden quality with their own noise (deterministic), each label taking a
+    plausible time (a median of about 40 s, drawn with its own seed), as if they had opened each comparison that
+    long before answering. The experts named in ``leave_open_for`` keep their comparisons to label."""
     rng = np.random.default_rng(7)
+    timing = np.random.default_rng(8)
     noise = {"expert": 4.0, "expert2": 6.0, "expert3": 9.0}
     for a in (
         LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, label__isnull=True)
+        .exclude(expert__username__in=leave_open_for)
         .select_related("comparison__response_a", "comparison__response_b", "expert")
         .order_by("id")
     ):
@@ -67,7 +76,28 @@ def _labels(comparison_set: ComparisonSet) -> None:
         )
         score = 0 if abs(diff) < 4 else int(np.sign(diff)) * min(5, 1 + int(abs(diff) // 10))
         winner, margin = shown_choice(shown_order=a.shown_order, score=score)
+        seconds = int(np.clip(timing.lognormal(np.log(40.0), 0.5), 8, 300))
+        LabelAssignment.objects.filter(pk=a.pk).update(first_viewed_at=timezone.now() - timedelta(seconds=seconds))
         comparisons.label_submit(comparison=c, expert=a.expert, winner=winner, margin=margin or None)
+
+
+def demo_labelling() -> str:
+    """Create the set the demo expert still has to label (the other two experts have), if it does not exist."""
+    if ComparisonSet.objects.filter(name=OPEN_SET_NAME).exists():
+        return "demo labelling set already present"
+    experts = _experts()
+    comparison_set = comparisons.comparison_set_build(
+        name=OPEN_SET_NAME,
+        benchmark=Benchmark.objects.get(slug="facet"),
+        experts=experts,
+        user=None,
+        seed=2,
+        per_stratum=2,
+        description="A few pairs of simulated replies: expert2 and expert3 have labelled them, expert has not.",
+    )
+    _labels(comparison_set, leave_open_for=("expert",))
+    left = LabelAssignment.objects.filter(comparison__comparison_set=comparison_set, label__isnull=True).count()
+    return f"demo labelling: {left} comparisons left for expert"
 
 
 def demo_calibration() -> str:

@@ -1,7 +1,7 @@
 """The demo studies: the calibration demo, the EiCAP study, then a completed evaluation run over simulated models."""
 
 from annotation.releases.models import Release
-from demo.calibration import demo_calibration
+from demo.calibration import demo_calibration, demo_labelling
 from demo.eicap import demo_eicap
 from evaluation import services
 from evaluation.models import EvaluationRun
@@ -18,8 +18,9 @@ MODELS = (
 
 
 def demo_studies() -> str:
-    """Create the demo calibration, the EiCAP study and the evaluation if missing; return what was done."""
-    done = [demo_calibration(), demo_eicap()]
+    """Create the demo calibration, the labelling left to do, the EiCAP study and the evaluation if missing; return
+    what was done."""
+    done = [demo_calibration(), demo_labelling(), demo_eicap()]
     if EvaluationRun.objects.filter(name=RUN_NAME).exists():
         return "; ".join([*done, "demo evaluation already present"])
     release = Release.objects.get(benchmark__slug="facet", version="0.1.0")

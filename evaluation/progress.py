@@ -130,8 +130,11 @@ def run_progress(
     percent = overall_percent(
         phase=run.phase, responses=responses, judging=judging, expects_judging=_expects_judging(run, models)
     )
+    # Every call planned so far has its answer but the run goes on: its results are being stored, the next phase
+    # planned or the report built. No time left is estimated then (the pace of calls says nothing of that step).
+    collecting = run.phase in RUNNING_PHASES and totals["planned"] > 0 and totals["remaining"] == 0
     eta_seconds = None
-    if run.phase in RUNNING_PHASES:
+    if run.phase in RUNNING_PHASES and not collecting:
         elapsed = (timezone.now() - started).total_seconds() if started else None
         eta_seconds = estimate_seconds_left(percent=percent, elapsed_seconds=elapsed)
     return {
@@ -142,6 +145,7 @@ def run_progress(
         "finished": run.phase in FINISHED_PHASES,
         "percent": percent,
         "eta_seconds": eta_seconds,
+        "collecting": collecting,
         # Every LLM run of the phase finished but not yet collected: the collector has not caught up (or failed).
         "awaiting_collection": run.phase in RUNNING_PHASES
         and totals["runs"] > 0

@@ -171,6 +171,9 @@ class EvaluationProgressSerializer(serializers.Serializer):
     percent = serializers.FloatField()
     eta_seconds = serializers.IntegerField(allow_null=True)
     awaiting_collection = serializers.BooleanField()
+    collecting = serializers.BooleanField(
+        help_text="Every call planned so far has answered but the run goes on (results stored, report built)."
+    )
     has_report = serializers.BooleanField()
     paused_llm_runs = serializers.IntegerField(help_text="LLM runs of the evaluation that are paused.")
     counts = CountsSerializer()

@@ -5,14 +5,17 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from annotation.items.selectors import benchmark_choices
 from calibration.services import primary_judge
 from core.inputs import page_number
+from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
 from evaluation import exports, selectors, services
@@ -37,7 +40,14 @@ BLIND = gettext_lazy(
 def run_list(request: HttpRequest) -> HttpResponse:
     """Evaluation runs, newest first, 50 a page, each with its phase and, while it runs, its percentage and time left
     (polled every 2 seconds while any on the page runs)."""
-    page = Paginator(selectors.evaluation_run_list(), RUNS_PER_PAGE).get_page(request.GET.get("page"))
+    filters = ListFilterForm(request.GET, benchmarks=benchmark_choices(), statuses=EvaluationRun.Phase.choices)
+    chosen = filters.apply(
+        selectors.evaluation_run_list(),
+        search=("name", "release__version", "release__title", "judge__name"),
+        benchmark="release__benchmark__slug",
+        status={value: Q(phase=value) for value in EvaluationRun.Phase.values},
+    )
+    page = Paginator(chosen, RUNS_PER_PAGE).get_page(request.GET.get("page"))
     progress = runs_progress(list(page))
     rows = []
     for run in page:
@@ -49,6 +59,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
         "rows": rows,
         "selection": primary_judge(),
         "polling": any(row["progress"]["running"] for row in rows),
+        "filters": filters,
+        "shown": page.paginator.count,
+        "filter_query": urlencode([(k, v) for k, v in request.GET.items() if k != "page" and v]),
     }
     return render(request, "evaluation/run_list.html#runs" if request.htmx else "evaluation/run_list.html", context)
 

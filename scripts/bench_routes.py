@@ -45,6 +45,7 @@ EXCLUDED = {
     "labelling:label-skip": POST_ONLY,
     "releases:release-download": DOWNLOAD,
     "releases:release-edit": POST_ONLY,
+    "releases:release-add-items": POST_ONLY,
     "releases:release-freeze": POST_ONLY,
     "llm:run-export": DOWNLOAD,
     "llm:run-action": POST_ONLY,
@@ -93,6 +94,7 @@ EXCLUDED = {
             "screening-round-item-adjudicate",
             "labelling-response-import",
             "labelling-set-close",
+            "labelling-set-attention-checks",
             "labelling-assignment-label",
             "labelling-assignment-skip",
             "calibration-run-select",
@@ -398,6 +400,9 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         ],
         "labelling-set-next": [Case("API next comparison", E, f"/api/labelling/sets/{comparison_set.pk}/next/")],
         "labelling-set-progress": [Case("API set progress", E, f"/api/labelling/sets/{comparison_set.pk}/progress/")],
+        "labelling-set-experts": [
+            Case("API per-expert statistics", R, f"/api/labelling/sets/{comparison_set.pk}/experts/")
+        ],
         "labelling-assignment-list": [
             Case("API my label assignments", E, f"/api/labelling/assignments/?set={comparison_set.pk}")
         ],

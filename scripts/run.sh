@@ -49,9 +49,16 @@ for _ in $(seq 100); do
 done
 "$PY" manage.py seed_demo_studies || echo "(demo studies skipped; the app works without them)"
 
+# Ready once the web server answers (it started before the demo studies were built, so this is quick).
+for _ in $(seq 300); do
+  "$PY" -c "import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=2)" \
+    "http://127.0.0.1:$PORT/login/" 2>/dev/null && break
+  sleep 0.2
+done
 echo
-echo "EI Studio is running at http://127.0.0.1:$PORT/  (Ctrl-C stops it)"
 echo "Demo logins (password demo-pass-2026): admin, lead, expert, researcher"
-echo "LLM simulator at $LLM_SIMULATOR_URL (no API key needed); background worker running."
+echo "LLM simulator at $LLM_SIMULATOR_URL (no API key needed; SIM_PORT=$SIM_PORT); background worker running."
 echo "Try: $PY manage.py llm_run_start llm/fixtures/demo_prompts.jsonl --endpoint 'Simulator · MCQ 70%' --parser mcq_letter --follow"
+echo
+echo "Ready: open http://127.0.0.1:$PORT/ and sign in (Ctrl-C stops everything)."
 wait -n "${pids[@]}"

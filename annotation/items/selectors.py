@@ -51,16 +51,38 @@ CANDIDATE_STATUSES = ("draft", "in_screening")
 
 
 HOME_SUMMARY_KEY = "items:bank_summary"
-HOME_SUMMARY_TTL_SECONDS = 60
+# Counts are kept under the bank's version: a new one is read at once, the old entries expire unread.
+BANK_CACHE_TTL_SECONDS = 24 * 3600
+
+
+def bank_version() -> str:
+    """Return a token that changes with every write the counts depend on: an item created, a status decided (every
+    status change records a ``StatusDecision``), a revision saved (parity, metadata). One query of three indexed
+    maxima, whatever the size of the bank."""
+    from django.db import connection
+
+    tables = [model._meta.db_table for model in (Item, StatusDecision, ItemRevision)]
+    quote = connection.ops.quote_name
+    sql = "SELECT " + ", ".join(f"(SELECT MAX(id) FROM {quote(table)})" for table in tables)
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        row = cursor.fetchone()
+    return ".".join(str(value or 0) for value in row)
 
 
 def bank_summary() -> dict:
     """Return the home page's counts: benchmarks with their items, items per status, items out of parity.
 
     ``status_counts`` holds (label, count, status) for every status, in the order of ``Item.Status``. The counts
-    come from one grouped query and are cached for a minute, so the home page does not count the bank per request.
+    come from one grouped query, cached under ``bank_version()``: the home page does not count the bank per
+    request, and a round closed or an item accepted shows in the next page.
     """
-    return cache.get_or_set(HOME_SUMMARY_KEY, _bank_summary, HOME_SUMMARY_TTL_SECONDS)
+    return cache.get_or_set(f"{HOME_SUMMARY_KEY}:{bank_version()}", _bank_summary, BANK_CACHE_TTL_SECONDS)
+
+
+def benchmark_choices() -> list[tuple[str, str]]:
+    """Return (slug, name) of every benchmark, by slug: the benchmark filter of the lists."""
+    return [(b.slug, b.name) for b in Benchmark.objects.order_by("slug")]
 
 
 def _bank_summary() -> dict:
@@ -206,7 +228,7 @@ def taxonomy_tree() -> dict:
     }
 
 
-COVERAGE_TTL_SECONDS = 60
+COVERAGE_TTL_SECONDS = BANK_CACHE_TTL_SECONDS
 
 
 def coverage(*, benchmark: Benchmark) -> dict:
@@ -214,10 +236,10 @@ def coverage(*, benchmark: Benchmark) -> dict:
 
     Each count is per language (an item counts once for each language it has); an item labelled with emotions of
     several valence groups counts in each of them. The counts, grouped in the database, still read every item of
-    the benchmark, so they are cached for a minute.
+    the benchmark, so they are cached under ``bank_version()`` (a write shows at once).
     """
     return cache.get_or_set(
-        f"items:coverage:{benchmark.pk}", lambda: _coverage(benchmark=benchmark), COVERAGE_TTL_SECONDS
+        f"items:coverage:{benchmark.pk}:{bank_version()}", lambda: _coverage(benchmark=benchmark), COVERAGE_TTL_SECONDS
     )
 
 

@@ -7,6 +7,7 @@ label while the set is open, skip, and list their own labels. Nothing an expert 
 
 import json
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Count
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -21,14 +22,17 @@ from rest_framework.response import Response
 
 from annotation.items.services import ImportFailed
 from annotation.labelling import exports, selectors, services
+from annotation.labelling.experts import expert_statistics
 from annotation.labelling.label_studio import exporting as label_studio_exporting
 from annotation.labelling.label_studio import importing as label_studio_importing
 from annotation.labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
 from annotation.labelling.serializers import (
+    AttentionChecksSerializer,
     BlindComparisonSerializer,
     ComparisonSetCreateSerializer,
     ComparisonSetDetailSerializer,
     ComparisonSetSerializer,
+    ExpertStatisticsSerializer,
     ImportResultSerializer,
     LabelAssignmentSerializer,
     LabellingProgressSerializer,
@@ -113,7 +117,15 @@ class ComparisonSetViewSet(
     def get_permissions(self) -> list[BasePermission]:
         if self.action in {"create", "close"}:
             return [MANAGE()]
-        if self.action in {"labels", "pairs", "label_studio_tasks", "label_studio_config", "label_studio_import"}:
+        if self.action in {
+            "labels",
+            "pairs",
+            "label_studio_tasks",
+            "label_studio_config",
+            "label_studio_import",
+            "experts",
+            "attention_checks",
+        }:
             return [DATA()]
         if self.action in {"next", "progress"}:
             return [LABEL()]
@@ -314,6 +326,30 @@ class ComparisonSetViewSet(
         except ImportFailed as exc:
             return Response(exc.payload(), status=status.HTTP_400_BAD_REQUEST)
         return Response(result, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=ExpertStatisticsSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def experts(self, request: Request, pk: str | None = None) -> Response:
+        """Each expert's progress, median time per label, agreement with the other experts and accuracy on the
+        attention checks (for the set's builder)."""
+        comparison_set = get_object_or_404(ComparisonSet, pk=pk)
+        rows = [row.as_dict() for row in expert_statistics(comparison_set=comparison_set)]
+        return Response(ExpertStatisticsSerializer(rows, many=True).data)
+
+    @extend_schema(request=AttentionChecksSerializer, responses={200: dict})
+    @action(detail=True, methods=["post"], url_path="attention-checks", url_name="attention-checks")
+    def attention_checks(self, request: Request, pk: str | None = None) -> Response:
+        """Mark comparisons of the open set as attention checks with their known answer (A, B or tie), or clear
+        them (an empty answer). Experts are not told which comparisons are checks."""
+        comparison_set = get_object_or_404(ComparisonSet, pk=pk)
+        body = AttentionChecksSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        answers = {row["comparison"]: row["answer"] for row in body.validated_data["checks"]}
+        try:
+            changed = services.attention_checks_set(comparison_set=comparison_set, answers=answers, user=request.user)
+        except DjangoValidationError as exc:
+            raise ValidationError({"checks": exc.messages}) from exc
+        return Response({"changed": changed, "checks": len(selectors.attention_checks(comparison_set=comparison_set))})
 
     @extend_schema(responses=LabellingProgressSerializer)
     @action(detail=True, methods=["get"])

@@ -100,6 +100,9 @@ class Comparison(models.Model):
     dimension = models.ForeignKey("items.Dimension", on_delete=models.PROTECT, related_name="comparisons")
     response_a = models.ForeignKey(ModelResponse, on_delete=models.PROTECT, related_name="+")
     response_b = models.ForeignKey(ModelResponse, on_delete=models.PROTECT, related_name="+")
+    # An attention check: the set's builder knows the answer (canonical: 1 A is better, -1 B, 0 a tie). Experts are
+    # not told which comparisons are checks; their accuracy on them is shown to the builder.
+    gold_winner = models.SmallIntegerField(_("known answer"), null=True, blank=True)
 
     class Meta:
         ordering = ["comparison_set", "id"]
@@ -110,6 +113,9 @@ class Comparison(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["comparison_set", "dimension", "response_a", "response_b"], name="comparison_unique_in_set"
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_winner__isnull=True) | Q(gold_winner__in=(-1, 0, 1)), name="comparison_gold_valid"
             ),
         ]
         verbose_name = _("comparison")

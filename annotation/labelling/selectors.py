@@ -18,9 +18,12 @@ from annotation.labelling.pairwise import anonymise, shown_choice
 from annotation.queue.selectors import queue_counts, queue_next, queue_of, worker_assignments
 
 
-def comparison_set_overview(*, expert: AbstractBaseUser) -> list[tuple[ComparisonSet, int, int, int]]:
-    """Return every comparison set as (set, comparisons, labelled by the expert, assigned to the expert)."""
-    sets = ComparisonSet.objects.select_related("benchmark")
+def comparison_set_overview(
+    *, expert: AbstractBaseUser, sets: QuerySet[ComparisonSet] | None = None
+) -> list[tuple[ComparisonSet, int, int, int]]:
+    """Return every comparison set (or those of ``sets``, a filtered query set) as (set, comparisons, labelled by the
+    expert, assigned to the expert)."""
+    sets = (ComparisonSet.objects.all() if sets is None else sets).select_related("benchmark")
     progress = {
         set_id: (done, total)
         for set_id, done, total in ExpertProgress.objects.filter(expert=expert).values_list(
@@ -203,3 +206,16 @@ def blind_comparison(*, assignment: LabelAssignment) -> dict:
         "skipped": assignment.skipped_at is not None,
         "label": verdict,
     }
+
+
+ATTENTION_CHECKS_SHOWN = 200
+
+
+def attention_checks(*, comparison_set: ComparisonSet) -> list[Comparison]:
+    """Return the set's attention checks (comparisons with a known answer) with their items and dimensions, by id
+    (at most ``ATTENTION_CHECKS_SHOWN``)."""
+    return list(
+        Comparison.objects.filter(comparison_set=comparison_set, gold_winner__isnull=False)
+        .select_related("item", "dimension")
+        .order_by("id")[:ATTENTION_CHECKS_SHOWN]
+    )

@@ -121,6 +121,36 @@ class LabellingProgressSerializer(serializers.Serializer):
     skipped = serializers.IntegerField()
 
 
+class ExpertStatisticsSerializer(serializers.Serializer):
+    """One expert of a set, for its builder: progress, time per label, agreement, attention checks."""
+
+    expert_id = serializers.IntegerField()
+    username = serializers.CharField()
+    name = serializers.CharField()
+    labelled = serializers.IntegerField()
+    assigned = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True, help_text="Median seconds per label (timed labels).")
+    timed_labels = serializers.IntegerField()
+    agreeing_pairs = serializers.IntegerField()
+    shared_pairs = serializers.IntegerField(help_text="Pairs of this expert's label with another's, same comparison.")
+    agreement = serializers.FloatField(allow_null=True, help_text="agreeing_pairs / shared_pairs (same side).")
+    checks_answered = serializers.IntegerField()
+    checks_correct = serializers.IntegerField()
+    check_accuracy = serializers.FloatField(allow_null=True)
+
+
+class AttentionCheckSerializer(serializers.Serializer):
+    comparison = serializers.IntegerField(min_value=1)
+    answer = serializers.ChoiceField(
+        choices=["A", "B", "tie", ""], allow_blank=True, help_text="Known answer, canonical order; empty clears."
+    )
+
+
+class AttentionChecksSerializer(serializers.Serializer):
+    checks = AttentionCheckSerializer(many=True, allow_empty=False, max_length=5000)
+
+
 class BlindComparisonSerializer(serializers.Serializer):
     """One assigned comparison as the expert sees it: the prompt, and two anonymised texts left and right."""
 

@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -9,15 +10,18 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
+from annotation.items.selectors import benchmark_choices
 from annotation.items.services import ImportFailed
 from annotation.labelling import exports, selectors
 from annotation.labelling import services as comparisons
+from annotation.labelling.experts import expert_statistics
 from annotation.labelling.forms import ComparisonSetForm, GenerateForm
 from annotation.labelling.label_studio import exporting as label_studio_exporting
 from annotation.labelling.label_studio import importing as label_studio_importing
 from annotation.labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
 from annotation.labelling.pairwise import plus_string, shown_choice
 from annotation.queue.selectors import queue_previous, queue_skipped
+from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
 from llm.models import Run
@@ -31,12 +35,19 @@ LABELLERS = gettext_lazy(
     "Comparisons are labelled blind by the experts they are assigned to; whoever builds sets or imports responses "
     "has seen the model names and does not label."
 )
+SET_STATUSES = (("open", gettext_lazy("open")), ("closed", gettext_lazy("closed")))
 
 
 @permission_required("items.view_item")
 def set_list(request: HttpRequest) -> HttpResponse:
-    sets = selectors.comparison_set_overview(expert=request.user)
-    return render(request, "labelling/labelling_list.html", {"sets": sets})
+    filters = ListFilterForm(request.GET, benchmarks=benchmark_choices(), statuses=SET_STATUSES)
+    chosen = filters.apply(
+        ComparisonSet.objects.all(),
+        search=("name", "description"),
+        status={"open": Q(closed_at__isnull=True), "closed": Q(closed_at__isnull=False)},
+    )
+    sets = selectors.comparison_set_overview(expert=request.user, sets=chosen)
+    return render(request, "labelling/labelling_list.html", {"sets": sets, "filters": filters, "shown": len(sets)})
 
 
 @permission_required("labelling.manage_comparisons", why=BUILDERS)
@@ -291,9 +302,19 @@ def _language(request: HttpRequest) -> str | None:
 def set_data(request: HttpRequest, pk: int) -> HttpResponse:
     """The set's data: downloads of its raw labels and preference pairs (once closed), Label Studio in and out."""
     cs = get_object_or_404(ComparisonSet.objects.select_related("benchmark"), pk=pk)
-    context: dict = {"cs": cs, "formats": FORMATS, "mapping": ""}
+    context: dict = {"cs": cs, "formats": FORMATS, "mapping": "", "checks_text": ""}
     status = 200
-    if request.method == "POST":
+    if request.method == "POST" and "attention_checks" in request.POST:
+        context["checks_text"] = request.POST.get("attention_checks", "")
+        try:
+            answers = parse_attention_checks(context["checks_text"])
+            changed = comparisons.attention_checks_set(comparison_set=cs, answers=answers, user=request.user)
+        except ValidationError as exc:
+            context["check_errors"], status = exc.messages, 400
+        else:
+            messages.success(request, _("Attention checks saved: %(n)s changed.") % {"n": changed})
+            return redirect("labelling:set-data", pk=cs.pk)
+    elif request.method == "POST":
         upload = request.FILES.get("file")
         context["mapping"] = request.POST.get("mapping", "")
         try:
@@ -312,7 +333,27 @@ def set_data(request: HttpRequest, pk: int) -> HttpResponse:
         cs.refresh_from_db()
     if not cs.is_open:
         context["pair_counts"] = exports.label_preference_counts(comparison_set=cs)
+    context["experts"] = expert_statistics(comparison_set=cs)
+    context["checks"] = selectors.attention_checks(comparison_set=cs)
     return render(request, "labelling/set_data.html", context, status=status)
+
+
+def parse_attention_checks(text: str) -> dict[int, str]:
+    """Read one attention check a line, ``COMPARISON_ID ANSWER`` (A, B or tie; no answer clears the check)."""
+    answers, errors = {}, []
+    for number, line in enumerate(text.splitlines(), start=1):
+        parts = line.replace(",", " ").split()
+        if not parts:
+            continue
+        if not parts[0].isdigit() or len(parts) > 2 or len(parts[0]) > 12:
+            errors.append(_("Line %(n)s: write a comparison id and A, B or tie.") % {"n": number})
+            continue
+        answers[int(parts[0])] = parts[1] if len(parts) == 2 else ""
+    if errors:
+        raise ValidationError(errors)
+    if not answers:
+        raise ValidationError(_("Write at least one line: a comparison id and A, B or tie."))
+    return answers
 
 
 @permission_required("labelling.manage_comparisons", why=DATA_WHY)

@@ -6,3 +6,6 @@ class ReleasesConfig(AppConfig):
     name = "annotation.releases"
     label = "releases"
     verbose_name = _("Releases")
+
+    def ready(self) -> None:
+        from annotation.releases import home  # noqa: F401  (registers the item list's bulk action)

@@ -6,16 +6,19 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from annotation.items.selectors import benchmark_choices
 from annotation.releases import drafts, selectors
 from annotation.releases import services as releases
 from annotation.releases.checks import checklist_display
 from annotation.releases.export import MANIFEST
 from annotation.releases.forms import ReleaseCreateForm, ReleaseEditForm
 from annotation.releases.models import Release
+from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 
 ENTRIES_PER_PAGE = 100
@@ -34,7 +37,9 @@ def _detail_url(release: Release) -> str:
 
 @permission_required("items.view_item")
 def release_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "releases/release_list.html", {"releases": selectors.release_list()})
+    filters = ListFilterForm(request.GET, benchmarks=benchmark_choices(), statuses=Release.Status.choices)
+    chosen = list(filters.apply(selectors.release_list(), search=("title", "version", "description")))
+    return render(request, "releases/release_list.html", {"releases": chosen, "filters": filters, "shown": len(chosen)})
 
 
 @permission_required("releases.manage_release")
@@ -102,6 +107,44 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
             "can_manage": request.user.has_perm("releases.manage_release"),
         },
     )
+
+
+@permission_required("releases.manage_release")
+@require_POST
+def release_add_items(request: HttpRequest) -> HttpResponse:
+    """The item list's bulk action: pin the checked items (``uids``) in a draft release; those already in it are
+    left as they are. Back to the list the items were checked on."""
+    uids = list(dict.fromkeys(request.POST.getlist("uids")))
+    back = request.POST.get("next") or reverse("releases:release-list")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = reverse("releases:release-list")
+    chosen = request.POST.get("release", "")
+    release = (
+        Release.objects.select_related("benchmark").filter(pk=int(chosen), status=Release.Status.DRAFT).first()
+        if chosen.isdigit() and len(chosen) < 12
+        else None
+    )
+    if release is None:
+        messages.error(request, _("Choose a draft release to add the items to."))
+        return redirect(back)
+    if not uids:
+        messages.error(request, _("Check at least one item to add."))
+        return redirect(back)
+    present = set(release.entries.filter(item__uid__in=uids).values_list("item__uid", flat=True))
+    new = [uid for uid in uids if uid not in present]
+    try:
+        if new:
+            releases.release_items_change(release=release, user=request.user, add=new)
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect(back)
+    messages.success(
+        request,
+        _("%(added)s items added to %(release)s (%(present)s already in it).")
+        % {"added": len(new), "release": f"{release.benchmark.slug} {release.version}", "present": len(present)},
+    )
+    return redirect(back)
 
 
 @permission_required("releases.manage_release")

@@ -1,11 +1,15 @@
 """Forms of the screening pages: opening a round."""
 
+import re
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from annotation.items.models import Benchmark, Dimension, Item
 from annotation.queue.selectors import queue_workers
 from annotation.screening.models import Criterion
+
+MAX_ITEMS = 5000
 
 
 class RoundOpenForm(forms.Form):
@@ -35,6 +39,13 @@ class RoundOpenForm(forms.Form):
     deadline = forms.DateTimeField(
         label=_("Deadline"), required=False, widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
+    items = forms.CharField(
+        label=_("Only these items"),
+        required=False,
+        max_length=100_000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("Item uids separated by spaces or commas (the items checked on the item list); empty for all."),
+    )
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -42,6 +53,12 @@ class RoundOpenForm(forms.Form):
         self.eligible = {str(u.pk): u for u in queue_workers(permission="screening.review_item")}
         self.fields["reviewers"].choices = [(pk, u.get_username()) for pk, u in self.eligible.items()]
         self.fields["criteria"].initial = list(Criterion.objects.filter(dimension=None))
+
+    def clean_items(self) -> list[str]:
+        uids = list(dict.fromkeys(u for u in re.split(r"[\s,]+", self.cleaned_data.get("items") or "") if u))
+        if len(uids) > MAX_ITEMS:
+            raise forms.ValidationError(_("At most %(n)s items in one round.") % {"n": MAX_ITEMS})
+        return uids
 
     def clean(self) -> dict:
         data = super().clean()

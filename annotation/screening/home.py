@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, F, Min, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Count, Exists, F, Min, OuterRef, QuerySet, Subquery, Sum
 from django.utils.translation import get_language
 
 from annotation.items.models import Item
@@ -101,7 +101,9 @@ def review_queue(*, user: AbstractBaseUser) -> list[dict]:
 
 
 def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
-    """Return the latest items of closed rounds sent back for revision whose reviewed revision the user wrote.
+    """Return the latest items of closed rounds sent back for revision whose reviewed revision the user wrote, while
+    the round's outcome still stands: an item decided since (accepted or rejected, by a later round or a lead) or
+    put in a later round is no longer waiting for its author.
 
     One query: the submitted reviews of the newest such round items (capped), with their items, rounds and reviewers.
     """
@@ -111,6 +113,8 @@ def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
             round__status=ScreeningRound.Status.CLOSED,
             revision__author=user,
         )
+        .exclude(item__status__in=(Item.Status.ACCEPTED, Item.Status.REJECTED))
+        .exclude(Exists(RoundItem.objects.filter(item=OuterRef("item"), round_id__gt=OuterRef("round_id"))))
         .order_by("-round__closed_at", "-id")
         .values("id")[:SENT_BACK_LIMIT]
     )
@@ -302,3 +306,9 @@ def review_queue_of(overview: dict, *, user: AbstractBaseUser) -> list[dict]:
 def feedback_section(item: Item) -> dict:
     """The reviews of the closed rounds the item went through."""
     return {"feedback": item_feedback(item=item)}
+
+
+@home.item_list_action("screening-round", template="screening/_bulk_round.html", position=20)
+def _round_from_items(user: AbstractBaseUser) -> dict | None:
+    """The item list's bulk action: open a round on the checked items (the round form, filled with them)."""
+    return {} if user.has_perm("screening.manage_round") else None

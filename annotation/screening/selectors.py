@@ -31,9 +31,13 @@ from annotation.screening.agreement import nominal_alpha
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
 
 
-def round_overview(*, reviewer: AbstractBaseUser) -> list[tuple[ScreeningRound, int, int]]:
-    """Return every round, open ones first and newest first, with the reviewer's (submitted, assigned)."""
-    rounds = ScreeningRound.objects.select_related("benchmark").order_by("status", "-opened_at")
+def round_overview(
+    *, reviewer: AbstractBaseUser, rounds: QuerySet[ScreeningRound] | None = None
+) -> list[tuple[ScreeningRound, int, int]]:
+    """Return every round (or those of ``rounds``, a filtered query set), open ones first and newest first, with the
+    reviewer's (submitted, assigned)."""
+    rounds = (ScreeningRound.objects.all() if rounds is None else rounds).select_related("benchmark")
+    rounds = rounds.order_by("status", "-opened_at")
     progress = {
         round_id: (done, total)
         for round_id, done, total in ReviewerProgress.objects.filter(reviewer=reviewer).values_list(

@@ -54,8 +54,10 @@ def round_open(
     filters: dict | None = None,
     criteria: list[Criterion] | None = None,
     deadline: datetime | None = None,
+    uids: list[str] | None = None,
 ) -> ScreeningRound:
-    """Open a round on the items matching ``filters`` and assign each to ``reviewers_per_item`` reviewers.
+    """Open a round on the items matching ``filters`` (and, with ``uids``, only those items: each must be a draft or
+    in-screening item of the benchmark) and assign each to ``reviewers_per_item`` reviewers.
 
     Assignment is balanced and deterministic: each item goes to the least-loaded reviewers who did not write
     its current revision (authors review others' work when anyone else is available).
@@ -64,12 +66,20 @@ def round_open(
     reviewers = sorted(set(reviewers), key=lambda u: u.get_username())
     if criteria is None:
         criteria = list(Criterion.objects.filter(Q(dimension=None) | Q(dimension__benchmark=benchmark)))
+    candidates = selectors.item_list(filters={**filters, "benchmark": benchmark.slug})
+    if uids:
+        candidates = candidates.filter(uid__in=uids)
     items = [
-        i
-        for i in selectors.item_list(filters={**filters, "benchmark": benchmark.slug})
-        if i.current_revision_id and i.status in (Item.Status.DRAFT, Item.Status.IN_SCREENING)
+        i for i in candidates if i.current_revision_id and i.status in (Item.Status.DRAFT, Item.Status.IN_SCREENING)
     ]
     errors = _round_refusals(reviewers=reviewers, reviewers_per_item=reviewers_per_item, criteria=criteria, items=items)
+    if uids:
+        left_out = sorted(set(uids) - {i.uid for i in items})
+        if left_out:
+            errors.append(
+                _("Not draft or in-screening items of %(benchmark)s matching the filter: %(uids)s.")
+                % {"benchmark": benchmark.name, "uids": ", ".join(left_out[:10]) + ("…" if len(left_out) > 10 else "")}
+            )
     if errors:
         raise ValidationError(errors)
     number = (

@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from annotation.items import selectors as item_selectors
+from annotation.items.models import Item
 from annotation.items.pagination import IdsFirstPaginator
 from annotation.items.selectors import item_languages
 from annotation.queue.selectors import queue_previous, queue_skipped
@@ -18,6 +19,7 @@ from annotation.screening import selectors
 from annotation.screening import services as screening
 from annotation.screening.forms import RoundOpenForm
 from annotation.screening.models import Review, ReviewAssignment, RoundItem, ScreeningRound
+from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 
 OUTCOMES_PAGE_SIZE = 50
@@ -26,12 +28,23 @@ SKIPPED_SHOWN = 20
 
 @permission_required("screening.review_item")
 def round_list(request: HttpRequest) -> HttpResponse:
-    rounds = selectors.round_overview(reviewer=request.user)
-    return render(request, "screening/round_list.html", {"rounds": rounds})
+    filters = ListFilterForm(
+        request.GET, benchmarks=item_selectors.benchmark_choices(), statuses=ScreeningRound.Status.choices
+    )
+    chosen = filters.apply(ScreeningRound.objects.all(), search=("title",))
+    rounds = selectors.round_overview(reviewer=request.user, rounds=chosen)
+    return render(request, "screening/round_list.html", {"rounds": rounds, "filters": filters, "shown": len(rounds)})
 
 
 @permission_required("screening.manage_round")
 def round_open(request: HttpRequest) -> HttpResponse:
+    """Open a round; from the item list's bulk action (``from_items``, the checked ``uids``) the form opens filled
+    with those items and their benchmark, to be completed."""
+    if request.method == "POST" and "from_items" in request.POST:
+        uids = list(dict.fromkeys(request.POST.getlist("uids")))
+        first = Item.objects.filter(uid__in=uids[:1]).select_related("benchmark").first()
+        form = RoundOpenForm(initial={"items": " ".join(uids), "benchmark": first.benchmark if first else None})
+        return render(request, "screening/round_open.html", {"form": form})
     form = RoundOpenForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -45,6 +58,7 @@ def round_open(request: HttpRequest) -> HttpResponse:
                 filters={k: data[k] for k in ("status", "dimension", "kind") if data.get(k)},
                 criteria=list(data["criteria"]),
                 deadline=data["deadline"],
+                uids=data["items"] or None,
             )
         except ValidationError as exc:
             form.add_error(None, exc)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from llm.parsers import BYTES_PREFIX
 from llm.simulator import replysets
+from llm.simulator.replies import style_reply
 
 CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 TOKEN_RE = re.compile(rf"\s*[{CJK}]|\s*[A-Za-z]+|\s*\d{{1,3}}|\s*\S|\s+")
@@ -275,52 +276,6 @@ def mcq_reply(
     if chinese:
         return f"答案：{chosen}\n理由：选项{chosen}（{body}）最符合情境中人物的感受。"
     return f"Answer: {chosen}\nReason: option {chosen} ({body}) fits what the person in the scenario most likely feels."
-
-
-STYLE_EN = {
-    "template": (
-        "I'm really sorry to hear that you're dealing with {topic}. It's completely understandable to feel this way. "
-        "It's important to be kind to yourself right now. Remember, you're not alone, and it's okay to feel "
-        "overwhelmed. Try to reach out to someone you trust. I hope this helps, and take care of yourself!"
-    ),
-    "list": (
-        "Here are some things that might help with {topic}:\n"
-        "- Acknowledge how you feel without judging it.\n"
-        "- Talk to someone you trust about {topic}.\n"
-        "- Break the problem into small steps.\n"
-        "- Keep a regular sleep and meal routine.\n"
-        "- Write down what went well each day.\n"
-        "- Consider professional support if it persists."
-    ),
-    "concise": (
-        "That sounds hard, especially with {topic} coming up again. What part of it weighs on you most right now? "
-        "If it helps, we could look at the last time it went a little better and what was different then."
-    ),
-}
-STYLE_ZH = {
-    "template": (
-        "听到你遇到{topic}的事情，我真的很难过。有这样的感受是完全可以理解的。现在对自己温柔一点很重要。"
-        "记住，你并不孤单，感到不知所措也没关系。试着向你信任的人寻求帮助。希望这对你有帮助，照顾好自己！"
-    ),
-    "list": (
-        "关于{topic}，以下建议或许有帮助：\n"
-        "- 接纳自己的感受，不去评判它。\n"
-        "- 和信任的人聊聊{topic}。\n"
-        "- 把问题拆成小步骤。\n"
-        "- 保持规律的作息和饮食。\n"
-        "- 每天记下一件顺利的小事。\n"
-        "- 如果情况持续，考虑寻求专业支持。"
-    ),
-    "concise": (
-        "这确实不容易，尤其是{topic}又一次出现。现在最让你放不下的是哪一部分？"
-        "我们可以一起回想上次稍微顺利一点时，有什么不同。"
-    ),
-}
-
-
-def style_reply(style: str, user: str, rng: random.Random, chinese: bool) -> str:
-    templates = STYLE_ZH if chinese else STYLE_EN
-    return templates.get(style, templates["concise"]).format(topic=key_phrase(user, rng, chinese))
 
 
 MARGIN_STEPS = (8.0, 15.0, 25.0, 40.0)

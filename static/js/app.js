@@ -390,7 +390,31 @@
     if (form && form.dataset && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
   });
 
+  // The item list's bulk actions: the header's box checks or clears every item box of the page.
+  document.addEventListener("change", (event) => {
+    const all = event.target.closest && event.target.closest("[data-check-all]");
+    if (!all) return;
+    document.querySelectorAll(`input[type=checkbox][name="${all.dataset.checkAll}"]`).forEach((box) => {
+      box.checked = all.checked;
+    });
+  });
+
+  // Phones: the navigation collapses behind the Menu button (app.css shows it only while the bar is open).
+  function setupNavToggle(button) {
+    const bar = button.closest(".topbar");
+    function show(open) {
+      bar.classList.toggle("nav-open", open);
+      button.setAttribute("aria-expanded", open ? "true" : "false");
+    }
+    button.addEventListener("click", () => show(!bar.classList.contains("nav-open")));
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && bar.classList.contains("nav-open")) { show(false); button.focus(); }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
+    const toggle = document.querySelector("[data-nav-toggle]");
+    if (toggle) setupNavToggle(toggle);
     widths(document);
     setupPickers(document);
     const label = document.getElementById("label-form");

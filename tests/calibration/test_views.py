@@ -24,6 +24,9 @@ def test_report_page_downloads_and_selection_through_the_ui(
     assert run_queued_report_computations() == 1
     html = client.get(f"/calibration/runs/{run.pk}/").content.decode()
     assert 'src="data:image/svg+xml;base64,' in html and "Suggested primary judge" in html and "careful" in html
+    # Each expert of the set, with agreement and attention checks (none set here), next to the report.
+    experts = html.split('id="experts"')[1].split("</section>")[0]
+    assert "Agreement with the others" in experts and "Attention checks right" in experts
     csv_text = client.get(f"/calibration/runs/{run.pk}/report.csv").content.decode()
     assert csv_text.splitlines()[0].startswith("stratum,rater,alpha")
     assert "\\begin{tabular}" in client.get(f"/calibration/runs/{run.pk}/report.tex").content.decode()

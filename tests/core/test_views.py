@@ -112,3 +112,27 @@ def test_language_switch_only_accepts_post(taxonomy, expert, login):
 
     assert response.status_code == 405
     assert not UserProfile.objects.filter(user=expert).exists()
+
+
+def test_the_sign_in_page_has_a_language_switch_that_works_before_signing_in(taxonomy, expert):
+    client = Client()
+    page = client.get("/login/").content.decode()
+    assert 'id="language-select"' in page and "简体中文" in page
+
+    response = client.post("/language/", {"language": "zh-hans", "next": "/login/"})
+
+    assert response.status_code == 302 and response["Location"] == "/login/"
+    chinese = client.get("/login/")
+    assert html_lang(chinese) == "zh-hans" and "登录" in chinese.content.decode()
+    # Signing in keeps the choice: it becomes the user's language.
+    client.post("/login/", {"username": expert.username, "password": PASSWORD})
+    expert.refresh_from_db()
+    assert expert.profile.language == "zh-hans"
+    assert html_lang(client.get("/items/")) == "zh-hans"
+
+
+def test_an_unsupported_language_on_the_sign_in_page_is_refused_with_a_message(taxonomy):
+    client = Client()
+    response = client.post("/language/", {"language": "fr", "next": "/login/"}, follow=True)
+    assert "Unsupported language fr." in response.content.decode()
+    assert html_lang(client.get("/login/")) == "en"

@@ -1,6 +1,9 @@
 """The live evaluation run page: header, actions, progress and report follow the run's phase through htmx polling."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from evaluation import services
 from evaluation.models import EvaluationRun
@@ -57,6 +60,26 @@ def test_run_progress_reports_phase_percent_and_counts(started_run):
     assert run_progress(started_run, llm_runs=evaluation_run_llm_runs(run=started_run)) == done
     assert done["done"] and done["percent"] == 100.0 and done["eta_seconds"] is None
     assert done["counts"]["by_kind"]["judging"]["done"] > 0
+
+
+def test_once_every_call_has_answered_the_page_says_results_are_collected_not_zero_seconds_left(
+    started_run, researcher, login
+):
+    """The stall at the end (collection, the next phase planned, the report built) shows as collecting, with no
+    time left estimated from the pace of calls."""
+    from django.db.models import F
+
+    from llm.models import Run
+
+    Run.objects.filter(pk__in=started_run.llm_runs.values("llm_run")).update(
+        done=F("planned"), started_at=timezone.now() - timedelta(seconds=30)
+    )
+    progress = run_progress(started_run)
+    assert progress["running"] and progress["collecting"] and progress["eta_seconds"] is None
+    page = login(researcher).get(f"/evaluation/{started_run.pk}/?part=live", headers=HTMX).content.decode()
+    assert 'id="run-collecting"' in page and "left" not in page.split('id="run-summary"')[1].split("</p>")[0]
+    api = login(researcher).get(f"/api/evaluation/runs/{started_run.pk}/progress/")
+    assert api.status_code == 200 and api.json()["collecting"] is True
 
 
 def test_live_part_polls_while_running_then_shows_done_and_the_report(

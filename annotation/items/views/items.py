@@ -137,6 +137,7 @@ def item_list(request: HttpRequest) -> HttpResponse:
         "page": page,
         "query": urlencode(query),
         "export_url": reverse("items:item-export") + ("?" + urlencode(query) if query else ""),
+        "bulk_actions": home.item_list_actions(user=request.user),
     }
     template = "items/item_list.html#results" if request.htmx else "items/item_list.html"
     return render(request, template, context)
