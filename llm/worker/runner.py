@@ -40,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from decimal import Decimal
 
 from django.db import connections
 from django.db.models import F
@@ -74,21 +75,68 @@ class RunWorker(ChunkStore):
             amount = request_max_cost(
                 spec.request, price_input=price_input, price_output=price_output, sends=1 + spec.max_parse_retries
             )
-            # One reservation at a time: requests waiting for room do not all poll the database.
-            async with self.reserve_lock:
-                while True:
-                    if self.stopping:
-                        return None
-                    status = await self._db(self.reserve, lease.chunk_id, lease.token, amount)
-                    if status == "ok":
-                        break
-                    if status in ("paused", "stopped"):
-                        self.stopping = True
-                    if status != "wait":
-                        return None
-                    await asyncio.sleep(min(0.2, self.flush_seconds))
+            if not (self._allowance_draw(lease, amount) or await self._budget_reserve(lease, amount)):
+                return None
             self.reservations[spec.ident] = amount
         return await executor.call(spec)
+
+    def _expect_live(self, lease: Lease, count: int) -> None:
+        """Count ``count`` more live requests of a chunk that will draw on its budget allowance."""
+        key = (lease.chunk_id, lease.token)
+        self.undrawn[key] = self.undrawn.get(key, 0) + count
+
+    def _allowance_draw(self, lease: Lease, amount: Decimal) -> bool:
+        """Take ``amount`` from what is reserved ahead for the chunk, with no database write; False if it has too
+        little, or the lease was not renewed within half a lease (another worker may hold the chunk by now)."""
+        key = (lease.chunk_id, lease.token)
+        held = self.leases.get(lease.chunk_id)
+        left = self.allowance.get(key, Decimal("0"))
+        if held is None or held.token != lease.token or left < amount:
+            return False
+        if time.monotonic() - self.renewed_at >= self.lease_seconds / 2:
+            return False
+        self.allowance[key] = left - amount
+        self._drawn(key)
+        return True
+
+    def _drawn(self, key: tuple[int, int]) -> None:
+        undrawn = self.undrawn.get(key, 1) - 1
+        if undrawn > 0:
+            self.undrawn[key] = undrawn
+        else:
+            self.undrawn.pop(key, None)
+            if not self.allowance.get(key):
+                self.allowance.pop(key, None)
+
+    async def _budget_reserve(self, lease: Lease, amount: Decimal) -> bool:
+        """Reserve the budget for this request and, room allowing, the chunk's next few (one write for several);
+        near the end of the budget, give back every allowance first and reserve for this request alone."""
+        key = (lease.chunk_id, lease.token)
+        # One reservation at a time: requests waiting for room do not all poll the database.
+        async with self.reserve_lock:
+            while True:
+                if self.stopping:
+                    return False
+                if self._allowance_draw(lease, amount):  # reserved for it while it waited
+                    return True
+                ahead = max(1, min(self.reserve_block, self.undrawn.get(key, 1)))
+                status, got = await self._db(self.reserve, lease.chunk_id, lease.token, amount * ahead, amount)
+                if status not in ("ok", "lost"):
+                    returns = {k: v for k, v in self.allowance.items() if v > 0}
+                    if returns:
+                        # Taken from the event loop's side before the database gives them back: none is drawn twice.
+                        for k in returns:
+                            self.allowance[k] = Decimal("0")
+                        status, got = await self._db(self.reserve, lease.chunk_id, lease.token, amount, amount, returns)
+                if status == "ok":
+                    self.allowance[key] = self.allowance.get(key, Decimal("0")) + got - amount
+                    self._drawn(key)
+                    return True
+                if status in ("paused", "stopped"):
+                    self.stopping = True
+                if status != "wait":
+                    return False
+                await asyncio.sleep(min(0.2, self.flush_seconds))
 
     async def _provider(
         self, executor: Executor, method: object, *args: object, attempts: int | None = None, **kwargs: object
@@ -294,6 +342,7 @@ class RunWorker(ChunkStore):
                     if result.retry and not self.stopping:
                         live = self.batch_fallback == Run.Mode.LIVE or result.attempt >= MAX_BATCH_ATTEMPTS
                         if live:
+                            self._expect_live(result.lease, len(result.retry))
                             for spec in result.retry:
                                 spawn(self._send_live(executor, result.lease, spec), chunk_id)
                         else:
@@ -302,6 +351,7 @@ class RunWorker(ChunkStore):
             def start(lease: Lease, specs: list[CallSpec]) -> None:
                 chunk_id = lease.chunk_id
                 if not self.batch_mode:
+                    self._expect_live(lease, len(specs))
                     for spec in specs:
                         spawn(self._send_live(executor, lease, spec), chunk_id)
                     return
@@ -309,6 +359,7 @@ class RunWorker(ChunkStore):
                     spawn(self._batch_follow(executor, lease, row, group), chunk_id)
                 if lease.unbatched:
                     if lease.batched_before and self.batch_fallback == Run.Mode.LIVE:
+                        self._expect_live(lease, len(lease.unbatched))
                         for spec in lease.unbatched:
                             spawn(self._send_live(executor, lease, spec), chunk_id)
                     else:
