@@ -254,7 +254,27 @@ class ChunkStore(OutcomeStore):
             self.leases[chunk_id] = lease
             if self.batch_mode:
                 self._plan_batches(lease, specs)
+            elif self.budgeted:
+                lease.allowance = self._reserve_ahead(chunk_id, specs)
         return lease, specs
+
+    def live_cost(self, spec: CallSpec) -> Decimal:
+        """Return the most a live request may cost, its re-sends of unparseable replies included."""
+        price_input, price_output = self.endpoint.prices(batch=False)
+        return request_max_cost(
+            spec.request, price_input=price_input, price_output=price_output, sends=1 + spec.max_parse_retries
+        )
+
+    def _reserve_ahead(self, chunk_id: int, specs: list[CallSpec]) -> Decimal:
+        """Reserve the most possible cost of all of a chunk's requests as it is claimed (in the claim's transaction),
+        if the budget has room for them all; return the amount (0 if not: its requests then reserve as they go)."""
+        total = sum((self.live_cost(spec) for spec in specs), Decimal("0"))
+        with transaction.atomic():  # a savepoint: a shared budget without room rolls back only this
+            fits = self._reserve_on_run(total)
+        if not fits:
+            return Decimal("0")
+        RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") + total)
+        return total
 
     def _plan_batches(self, lease: Lease, specs: list[CallSpec]) -> None:
         """Give each request to the latest open batch of its chunk that holds it; the rest need a batch (or live)."""

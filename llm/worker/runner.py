@@ -48,7 +48,6 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from llm import parsers
-from llm.calls import request_max_cost
 from llm.executor import CallOutcome, CallSpec, EndpointConfig, Executor, backoff_delay
 from llm.lifecycle import run_transition
 from llm.models import Run, RunBatch
@@ -71,19 +70,20 @@ class RunWorker(ChunkStore):
     async def _send_live(self, executor: Executor, lease: Lease, spec: CallSpec) -> CallOutcome | None:
         """Send one request, after reserving its most possible cost when the run has a budget; None if not sent."""
         if self.budgeted:
-            price_input, price_output = self.endpoint.prices(batch=False)
-            amount = request_max_cost(
-                spec.request, price_input=price_input, price_output=price_output, sends=1 + spec.max_parse_retries
-            )
+            amount = self.live_cost(spec)
             if not (self._allowance_draw(lease, amount) or await self._budget_reserve(lease, amount)):
                 return None
             self.reservations[spec.ident] = amount
         return await executor.call(spec)
 
     def _expect_live(self, lease: Lease, count: int) -> None:
-        """Count ``count`` more live requests of a chunk that will draw on its budget allowance."""
+        """Count ``count`` more live requests of a chunk that will draw on its budget allowance (and take over what
+        its claim reserved ahead)."""
         key = (lease.chunk_id, lease.token)
         self.undrawn[key] = self.undrawn.get(key, 0) + count
+        if lease.allowance:
+            self.allowance[key] = self.allowance.get(key, Decimal("0")) + lease.allowance
+            lease.allowance = Decimal("0")
 
     def _allowance_draw(self, lease: Lease, amount: Decimal) -> bool:
         """Take ``amount`` from what is reserved ahead for the chunk, with no database write; False if it has too
