@@ -202,7 +202,7 @@ def main() -> int:
         print(f"database            {database}")
         print(f"calls               {args.n} (concurrency {args.concurrency}, latency {args.latency_ms:.0f} ms)")
         print(f"workers             {args.workers}")
-        limits = f"budget {args.budget:g} (reserved per request)" if args.budget else "no budget"
+        limits = f"budget {args.budget:g} (every request reserved)" if args.budget else "no budget"
         print(f"limits              shared slots; {limits}; " + (f"{args.rpm} rpm" if args.rpm else "no rpm limit"))
         print(f"first pass          {first_seconds:.2f} s, {first.status}: {first.done} done, {first.failed} failed")
         print(f"throughput          {throughput:.1f} calls/s; ideal {ideal:.1f} calls/s")
