@@ -11,6 +11,7 @@ import asyncio
 import functools
 import logging
 import signal
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -67,6 +68,14 @@ class ChunkStore(OutcomeStore):
         # The most each live request in flight may cost, reserved on its chunk and the run: {(chunk, call): cost}.
         self.reservations: dict[tuple[int, int], Decimal] = {}
         self.reserve_lock = asyncio.Lock()
+        # Budget reserved ahead for a chunk's next requests, not yet drawn by one: {(chunk, claim): amount} (the event
+        # loop's), and how many of its live requests have still to draw: one write reserves for several requests.
+        self.allowance: dict[tuple[int, int], Decimal] = {}
+        self.undrawn: dict[tuple[int, int], int] = {}
+        self.reserve_block = max(1, min(32, config.max_concurrency // 2))
+        # When this worker's leases were last renewed (time.monotonic()): an allowance is drawn on only within half a
+        # lease of it, so never on a chunk another worker may have taken over (and reserved for) meanwhile.
+        self.renewed_at = 0.0
         self.stopping = False
         self.config = config
         self.owner = owner
@@ -117,6 +126,7 @@ class ChunkStore(OutcomeStore):
     def _claim(self) -> tuple[Lease, list[CallSpec]] | None:
         with transaction.atomic():
             now = timezone.now()
+            renewed = time.monotonic()
             if not Run.objects.filter(pk=self.run_id, status=Run.Status.RUNNING).exists():
                 return None
             chunks = RunChunk.objects.filter(run_id=self.run_id).filter(self._claimable(now)).order_by("number")
@@ -151,6 +161,7 @@ class ChunkStore(OutcomeStore):
                         break
             if claimed is None:
                 return None
+            self.renewed_at = self.renewed_at or renewed  # the first lease; later ones are renewed by flushes
             if reserved:
                 # The previous holder's live requests in flight are abandoned: their reservation goes with them.
                 Run.objects.filter(pk=self.run_id).update(reserved=F("reserved") - reserved)
@@ -235,6 +246,26 @@ class ChunkStore(OutcomeStore):
             self.leases[lease.chunk_id] = lease
             if self.batch_mode:
                 self._plan_batches(lease, specs)
+            elif self.budgeted:
+                lease.allowance = self._reserve_ahead(lease.chunk_id, specs)
+
+    def live_cost(self, spec: CallSpec) -> Decimal:
+        """Return the most a live request may cost, its re-sends of unparseable replies included."""
+        price_input, price_output = self.endpoint.prices(batch=False)
+        return request_max_cost(
+            spec.request, price_input=price_input, price_output=price_output, sends=1 + spec.max_parse_retries
+        )
+
+    def _reserve_ahead(self, chunk_id: int, specs: list[CallSpec]) -> Decimal:
+        """Reserve the most possible cost of all of a chunk's requests as it is claimed (in the claim's transaction),
+        if the budget has room for them all; return the amount (0 if not: its requests then reserve as they go)."""
+        total = sum((self.live_cost(spec) for spec in specs), Decimal("0"))
+        with transaction.atomic():  # a savepoint: a shared budget without room rolls back only this
+            fits = self._reserve_on_run(total)
+        if not fits:
+            return Decimal("0")
+        RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") + total)
+        return total
 
     def _plan_batches(self, lease: Lease, specs: list[CallSpec]) -> None:
         """Give each request to the latest open batch of its chunk that holds it; the rest need a batch (or live)."""
@@ -322,15 +353,39 @@ class ChunkStore(OutcomeStore):
             logger.warning("Run %s: paused, the next request could exceed the budget", self.run_id)
             return "paused"
 
-    def reserve(self, chunk_id: int, token: int, amount: Decimal) -> str:
-        """Reserve a live request's most possible cost on its chunk and the run: "ok", or why not."""
+    def reserve(
+        self, chunk_id: int, token: int, amount: Decimal, least: Decimal, returns: dict | None = None
+    ) -> tuple[str, Decimal]:
+        """Reserve ``amount`` (the most possible cost of a chunk's next few live requests) on the chunk and the run,
+        or if that does not fit ``least`` (the next one's); return ("ok", what was reserved), or why not and 0.
+
+        ``returns`` ({(chunk, claim): amount}) are allowances of this worker given back first, in the same
+        transaction, so that a budget near its end is reserved request by request, as if nothing were held ahead.
+        """
         with transaction.atomic():
+            if returns:
+                self._allowance_return(returns)
             if not self._lease_is_mine(chunk_id, token):
-                return "lost"
-            reserved = self._reserve_on_run(amount)
-            if reserved:
-                RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") + amount)
-        return "ok" if reserved else self._budget_blocked()
+                return "lost", Decimal("0")
+            for want in (amount, least) if amount > least else (least,):
+                with transaction.atomic():  # a savepoint: a pool without room rolls back only this try
+                    fits = self._reserve_on_run(want)
+                if fits:
+                    RunChunk.objects.filter(pk=chunk_id).update(reserved=F("reserved") + want)
+                    return "ok", want
+        return self._budget_blocked(), Decimal("0")
+
+    def _allowance_return(self, returns: dict) -> None:
+        """Give back what this worker had reserved ahead on its chunks (those it still holds) to the run and pool."""
+        total = Decimal("0")
+        for (chunk_id, token), amount in returns.items():
+            if RunChunk.objects.filter(
+                pk=chunk_id, status=RunChunk.Status.LEASED, lease_owner=self.owner, claims=token
+            ).update(reserved=F("reserved") - amount):
+                total += amount
+        if total:
+            Run.objects.filter(pk=self.run_id).update(reserved=F("reserved") - total)
+            self._pool_update(reserved=F("reserved") - total)
 
     def batch_begin(self, chunk_id: int, token: int, specs: list[CallSpec], attempt: int) -> tuple[str, dict | None]:
         """Record a batch ("creating", with its requests) and reserve its estimated cost before the provider sees it."""

@@ -5,6 +5,7 @@ import os
 import socket
 import uuid
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from llm.executor import CallOutcome, CallSpec
 
@@ -26,6 +27,8 @@ class Lease:
     unbatched: list = field(default_factory=list)
     batched_before: bool = False
     next_attempt: int = 1
+    # Budget reserved for the chunk's live requests when it was claimed, handed to the event loop to draw on.
+    allowance: Decimal = Decimal("0")
 
     def copy(self) -> "Lease":
         return dataclasses.replace(self, items_by_call=dict(self.items_by_call))

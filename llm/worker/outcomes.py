@@ -6,6 +6,7 @@ write is fenced by the lease the chunk was claimed with: a worker whose lease wa
 
 import dataclasses
 import logging
+import time
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -107,6 +108,7 @@ class OutcomeStore:
     reservations: dict[tuple[int, int], Decimal]
     succeeded_here: int
     verify_next_flush: bool
+    renewed_at: float
     # Refusals (400) held back while nothing in the run has been answered yet (see ``SAME_REFUSALS``).
     held: list[CallOutcome]
     refusal_blamed: str
@@ -115,7 +117,14 @@ class OutcomeStore:
     usage_warned: bool
 
     def _finish_chunk(self, chunk_id: int, now: object) -> None:
-        RunChunk.objects.filter(pk=chunk_id).update(status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None)
+        # What is still reserved on a finished chunk was reserved ahead for requests it no longer needs: given back.
+        left = RunChunk.objects.filter(pk=chunk_id).values_list("reserved", flat=True).first()
+        RunChunk.objects.filter(pk=chunk_id).update(
+            status=RunChunk.Status.DONE, finished_at=now, lease_expires_at=None, reserved=Decimal("0")
+        )
+        if left:
+            Run.objects.filter(pk=self.run_id).update(reserved=F("reserved") - left)
+            self._pool_update(reserved=F("reserved") - left)
         if not RunChunk.objects.filter(run_id=self.run_id).exclude(status=RunChunk.Status.DONE).exists():
             run_transition(run_id=self.run_id, to=Run.Status.DONE, finished_at=now)
 
@@ -170,6 +179,7 @@ class OutcomeStore:
         (its commit may have succeeded unseen), so nothing is counted twice.
         """
         leases = {chunk_id: lease.copy() for chunk_id, lease in self.leases.items()}
+        began = time.monotonic()
         calls = {cid: dataclasses.replace(self.calls[cid]) for cid in {o.spec.ident[1] for o in outcomes}}
         lost, succeeded, held = set(self.lost), self.succeeded_here, list(self.held)
         try:
@@ -181,6 +191,7 @@ class OutcomeStore:
             self.verify_next_flush = True
             raise
         self.verify_next_flush = False
+        self.renewed_at = began  # every lease still held was renewed from this moment
         for outcome in outcomes:
             self.reservations.pop(outcome.spec.ident, None)
         return result

@@ -41,6 +41,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from decimal import Decimal
 
 from django.db import connections
 from django.db.models import F
@@ -48,7 +49,6 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from llm import parsers
-from llm.calls import request_max_cost
 from llm.executor import CallOutcome, CallSpec, EndpointConfig, Executor, backoff_delay
 from llm.lifecycle import run_transition
 from llm.models import Run, RunBatch
@@ -71,25 +71,73 @@ class RunWorker(ChunkStore):
     async def _send_live(self, executor: Executor, lease: Lease, spec: CallSpec) -> CallOutcome | None:
         """Send one request, after reserving its most possible cost when the run has a budget; None if not sent."""
         if self.budgeted:
-            price_input, price_output = self.endpoint.prices(batch=False)
-            amount = request_max_cost(
-                spec.request, price_input=price_input, price_output=price_output, sends=1 + spec.max_parse_retries
-            )
-            # One reservation at a time: requests waiting for room do not all poll the database.
-            async with self.reserve_lock:
-                while True:
-                    if self.stopping:
-                        return None
-                    status = await self._db(self.reserve, lease.chunk_id, lease.token, amount)
-                    if status == "ok":
-                        break
-                    if status in ("paused", "stopped"):
-                        self.stopping = True
-                    if status != "wait":
-                        return None
-                    await asyncio.sleep(min(0.2, self.flush_seconds))
+            amount = self.live_cost(spec)
+            if not (self._allowance_draw(lease, amount) or await self._budget_reserve(lease, amount)):
+                return None
             self.reservations[spec.ident] = amount
         return await executor.call(spec)
+
+    def _expect_live(self, lease: Lease, count: int) -> None:
+        """Count ``count`` more live requests of a chunk that will draw on its budget allowance (and take over what
+        its claim reserved ahead)."""
+        key = (lease.chunk_id, lease.token)
+        self.undrawn[key] = self.undrawn.get(key, 0) + count
+        if lease.allowance:
+            self.allowance[key] = self.allowance.get(key, Decimal("0")) + lease.allowance
+            lease.allowance = Decimal("0")
+
+    def _allowance_draw(self, lease: Lease, amount: Decimal) -> bool:
+        """Take ``amount`` from what is reserved ahead for the chunk, with no database write; False if it has too
+        little, or the lease was not renewed within half a lease (another worker may hold the chunk by now)."""
+        key = (lease.chunk_id, lease.token)
+        held = self.leases.get(lease.chunk_id)
+        left = self.allowance.get(key, Decimal("0"))
+        if held is None or held.token != lease.token or left < amount:
+            return False
+        if time.monotonic() - self.renewed_at >= self.lease_seconds / 2:
+            return False
+        self.allowance[key] = left - amount
+        self._drawn(key)
+        return True
+
+    def _drawn(self, key: tuple[int, int]) -> None:
+        undrawn = self.undrawn.get(key, 1) - 1
+        if undrawn > 0:
+            self.undrawn[key] = undrawn
+        else:
+            self.undrawn.pop(key, None)
+            if not self.allowance.get(key):
+                self.allowance.pop(key, None)
+
+    async def _budget_reserve(self, lease: Lease, amount: Decimal) -> bool:
+        """Reserve the budget for this request and, room allowing, the chunk's next few (one write for several);
+        near the end of the budget, give back every allowance first and reserve for this request alone."""
+        key = (lease.chunk_id, lease.token)
+        # One reservation at a time: requests waiting for room do not all poll the database.
+        async with self.reserve_lock:
+            while True:
+                if self.stopping:
+                    return False
+                if self._allowance_draw(lease, amount):  # reserved for it while it waited
+                    return True
+                ahead = max(1, min(self.reserve_block, self.undrawn.get(key, 1)))
+                status, got = await self._db(self.reserve, lease.chunk_id, lease.token, amount * ahead, amount)
+                if status not in ("ok", "lost"):
+                    returns = {k: v for k, v in self.allowance.items() if v > 0}
+                    if returns:
+                        # Taken from the event loop's side before the database gives them back: none is drawn twice.
+                        for k in returns:
+                            self.allowance[k] = Decimal("0")
+                        status, got = await self._db(self.reserve, lease.chunk_id, lease.token, amount, amount, returns)
+                if status == "ok":
+                    self.allowance[key] = self.allowance.get(key, Decimal("0")) + got - amount
+                    self._drawn(key)
+                    return True
+                if status in ("paused", "stopped"):
+                    self.stopping = True
+                if status != "wait":
+                    return False
+                await asyncio.sleep(min(0.2, self.flush_seconds))
 
     async def _provider(
         self, executor: Executor, method: object, *args: object, attempts: int | None = None, **kwargs: object
@@ -407,6 +455,7 @@ class _Flight:
         if not result.retry or worker.stopping:
             return
         if worker.batch_fallback == Run.Mode.LIVE or result.attempt >= MAX_BATCH_ATTEMPTS:
+            worker._expect_live(result.lease, len(result.retry))
             for spec in result.retry:
                 self.spawn(worker._send_live(self.executor, result.lease, spec), chunk_id)
         else:
@@ -416,6 +465,7 @@ class _Flight:
         """Start a claimed chunk: send its requests, or follow its open batches and batch the rest."""
         worker, executor, chunk_id = self.worker, self.executor, lease.chunk_id
         if not worker.batch_mode:
+            worker._expect_live(lease, len(specs))
             for spec in specs:
                 self.spawn(worker._send_live(executor, lease, spec), chunk_id)
             return
@@ -424,6 +474,7 @@ class _Flight:
         if not lease.unbatched:
             return
         if lease.batched_before and worker.batch_fallback == Run.Mode.LIVE:
+            worker._expect_live(lease, len(lease.unbatched))
             for spec in lease.unbatched:
                 self.spawn(worker._send_live(executor, lease, spec), chunk_id)
         else:

@@ -10,8 +10,9 @@ from django.core.exceptions import ValidationError
 
 from llm import services
 from llm.calls import request_max_cost
-from llm.models import Run, RunItem
+from llm.models import Run, RunChunk, RunItem
 from llm.worker import runner
+from llm.worker.chunks import ChunkStore
 from tests.factories import mcq_prompts
 
 
@@ -51,8 +52,13 @@ def test_a_live_run_stops_within_one_requests_cost_of_its_budget_and_resumes_whe
 ):
     endpoint = priced()
     run = services.run_create(
-        endpoint=endpoint, prompts=mcq_prompts(60), parser="mcq_letter", name="capped", start=False,
-        budget=Decimal("2.5"), max_parse_retries=0,
+        endpoint=endpoint,
+        prompts=mcq_prompts(60),
+        parser="mcq_letter",
+        name="capped",
+        start=False,
+        budget=Decimal("2.5"),
+        max_parse_retries=0,
     )
     run = work(run)
     assert run.status == Run.Status.PAUSED
@@ -77,8 +83,13 @@ def test_a_live_run_stops_within_one_requests_cost_of_its_budget_and_resumes_whe
 def test_a_budget_counts_re_sends_of_unparseable_replies(transactional_db, priced, simulator):
     simulator.configure(garbage_rate=0.3)
     run = services.run_create(
-        endpoint=priced(), prompts=mcq_prompts(40), parser="mcq_letter", name="resends", start=False,
-        budget=Decimal("3"), max_parse_retries=2,
+        endpoint=priced(),
+        prompts=mcq_prompts(40),
+        parser="mcq_letter",
+        name="resends",
+        start=False,
+        budget=Decimal("3"),
+        max_parse_retries=2,
     )
     run = work(run)
     assert run.status == Run.Status.PAUSED and run.pause_reason == Run.PauseReason.BUDGET
@@ -89,8 +100,13 @@ def test_a_budget_counts_re_sends_of_unparseable_replies(transactional_db, price
 def test_a_batch_run_pauses_before_a_batch_that_could_exceed_its_budget(transactional_db, priced, simulator):
     simulator.configure(batch_delay_ms=50, batch_error_rate=0.0, batch_expire_rate=0.0)
     run = services.run_create(
-        endpoint=priced(), prompts=mcq_prompts(50), parser="mcq_letter", name="capped batches", start=False,
-        batch=True, budget=Decimal("1"),
+        endpoint=priced(),
+        prompts=mcq_prompts(50),
+        parser="mcq_letter",
+        name="capped batches",
+        start=False,
+        batch=True,
+        budget=Decimal("1"),
     )
     run = work(run)
     assert run.status == Run.Status.PAUSED and run.pause_reason == Run.PauseReason.BUDGET
@@ -116,3 +132,52 @@ def test_a_budget_below_what_was_spent_is_refused_and_lowering_does_not_resume(t
     assert run.status == Run.Status.PAUSED, "a lower budget does not resume a run paused by its budget"
     run = services.run_budget_set(run=run, budget=Decimal("0.6"))
     assert run.status == Run.Status.QUEUED
+
+
+def test_a_budget_with_room_is_reserved_once_per_chunk_not_once_per_request(
+    transactional_db, priced, simulator, monkeypatch
+):
+    """Each chunk's claim reserves what all its requests may cost; they draw on it without a write of their own."""
+    writes = []
+    reserve = ChunkStore.reserve
+    monkeypatch.setattr(ChunkStore, "reserve", lambda self, *args: writes.append(args) or reserve(self, *args))
+    run = services.run_create(
+        endpoint=priced(),
+        prompts=mcq_prompts(30),
+        parser="mcq_letter",
+        name="roomy",
+        start=False,
+        budget=Decimal("100"),
+        chunk_size=10,
+        max_parse_retries=0,
+    )
+    run = work(run)
+    assert run.status == Run.Status.DONE and run.done == 30
+    assert writes == [], "no reservation per request"
+    assert 0 < run.spent <= run.budget
+    assert run.reserved == 0, "what the chunks reserved ahead and did not spend was given back"
+    assert not RunChunk.objects.filter(run=run).exclude(reserved=0).exists()
+
+
+def test_a_budget_without_room_for_a_chunk_is_reserved_in_blocks_and_still_stops_within_one_request(
+    transactional_db, priced, simulator, monkeypatch
+):
+    writes = []
+    reserve = ChunkStore.reserve
+    monkeypatch.setattr(ChunkStore, "reserve", lambda self, *args: writes.append(args) or reserve(self, *args))
+    endpoint = priced()
+    run = services.run_create(
+        endpoint=endpoint,
+        prompts=mcq_prompts(60),
+        parser="mcq_letter",
+        name="tight",
+        start=False,
+        budget=Decimal("2.5"),
+        max_parse_retries=0,
+    )
+    run = work(run)
+    assert run.status == Run.Status.PAUSED and run.pause_reason == Run.PauseReason.BUDGET
+    assert run.spent <= run.budget
+    assert run.budget - run.spent < next_request_cost(run)
+    assert run.reserved == 0
+    assert 0 < len(writes) < run.done, "fewer reservation writes than requests sent"
