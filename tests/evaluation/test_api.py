@@ -37,6 +37,7 @@ def test_a_run_is_planned_estimated_started_paused_resumed_and_reported_through_
     pk = created["id"]
     assert created["phase"] == "draft" and [m["code"] for m in created["models"]] == ["M01", "M02"]
     assert created["judge_name"] == "judge"
+    assert created["pairing"] == "auto"  # the default rule, named in the run's record
     estimate = client.get(f"/api/evaluation/runs/{pk}/estimate/").json()
     run = EvaluationRun.objects.get(pk=pk)
     expected = services.evaluation_estimate(run=run)

@@ -11,7 +11,9 @@ STYLES = ("sim-mcq-acc90", "sim-style-template", "sim-style-list", "sim-style-co
 
 def test_report_rates_by_bradley_terry_next_to_trueskill(frozen_release, primary, make_endpoint, researcher, login):
     endpoints = [make_endpoint(name) for name in STYLES]
-    run = make_evaluation_run(name="bt", release=frozen_release, endpoints=endpoints, languages=["en"], user=researcher)
+    run = make_evaluation_run(
+        name="bt", release=frozen_release, endpoints=endpoints, languages=["en"], user=researcher, pairing="round_robin"
+    )
     subjective = run.report["subjective"]
     (summary,) = subjective["bradley_terry_summary"]
     assert summary["language"] == "en" and summary["n_resamples"] == 1000
