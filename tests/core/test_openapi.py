@@ -99,9 +99,10 @@ def test_an_api_path_that_matches_no_route_answers_json_404(client):
         ("/api/llm/runs/?status=sideways", "status"),
         ("/api/llm/calls/?endpoint=99999999999999999999", "endpoint"),
         ("/api/llm/calls/?error_kind=nope", "error_kind"),
+        ("/api/evaluation/runs/?release=null", "release"),
     ],
 )
-def test_llm_list_filters_that_are_no_value_answer_400_naming_them(client, url, field):
+def test_list_filters_that_are_no_value_answer_400_naming_them(client, url, field):
     client.force_login(UserFactory(role="admin", username="a-filter"))
 
     response = client.get(url)
