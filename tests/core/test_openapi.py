@@ -30,7 +30,7 @@ def test_every_operation_declares_401_403_and_404_for_an_id_in_its_path(schema):
         if "{" in path:
             assert "404" in responses, (method, path)
         if method in {"post", "put", "patch"}:
-            assert {"400", "409", "413"} <= set(responses), (method, path)
+            assert {"400", "409", "413", "415"} <= set(responses), (method, path)
 
 
 def test_every_error_status_has_a_json_body_with_its_shape(schema):
