@@ -5,8 +5,9 @@ view: ``401`` (a token sent and refused) and ``403`` (no credentials, or a role 
 operation that needs a signed-in user; ``404`` for an operation with an id in its path or query (a paginated
 list: a page past the last); ``400`` for one that reads a body or query parameters (a list refuses unknown ones:
 ``core.query_params``); ``409`` for a write that a state conflict can refuse; ``413`` for a body over
-``DATA_UPLOAD_MAX_MEMORY_SIZE``; ``429`` for a throttled view. A status an operation's own ``extend_schema``
-declares keeps its description, and gets the error body when it declares none (``409: None``).
+``DATA_UPLOAD_MAX_MEMORY_SIZE`` and ``415`` for one in a media type it does not read; ``429`` for a throttled
+view. A status an operation's own ``extend_schema`` declares keeps its description, and gets the error body when it
+declares none (``409: None``).
 
 Fields are also described as they answer: a read-only field whose source crosses a nullable relation
 (``created_by.username``) or that defaults to ``None`` is nullable, and a choice field of a model field that may be
@@ -64,6 +65,7 @@ STATUSES = {
     "404": ("No such object, or no such page of the list.", "Error", ERROR),
     "409": ("The object's state does not allow this now.", "Error", ERROR),
     "413": ("The request body is too large.", "Error", ERROR),
+    "415": ("The body's media type is not one the operation reads.", "Error", ERROR),
     "429": ("Too many requests: wait the seconds of Retry-After.", "Error", ERROR),
 }
 
@@ -101,7 +103,7 @@ class AutoSchema(openapi.AutoSchema):
         if self.method in WRITE_METHODS:
             codes.append("409")
         if self.method in BODY_METHODS:
-            codes.append("413")
+            codes += ["413", "415"]
         if self.view.get_throttles():
             codes.append("429")
         return codes

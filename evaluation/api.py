@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.releases.models import Release
-from core.inputs import page_number
+from core.inputs import page_number, whole_number
 from core.permissions import api_permission
 from core.routing import app_router
 from core.rowfiles import (
@@ -83,7 +83,10 @@ class EvaluationRunViewSet(
         if params.get("phase"):
             runs = runs.filter(phase=params["phase"])
         if params.get("release"):
-            runs = runs.filter(release_id=params["release"])
+            # ?release=null answered 500 (Schemathesis): an id that is no whole number is refused, naming it.
+            if (release := whole_number(params["release"])) is None:
+                raise ApiValidationError({"release": [_("A whole number.")]})
+            runs = runs.filter(release_id=release)
         return runs
 
     def get_serializer_class(self):  # noqa: ANN201

@@ -311,7 +311,9 @@ class ComparisonSetViewSet(
                 data = upload.read()
                 mapping = label_studio_importing.mapping_parse(str(request.data.get("mapping") or ""))
             else:
-                tasks, mapping = request.data.get("tasks"), request.data.get("mapping") or {}
+                # A JSON body that is no object (a bare list) answered 500 (Schemathesis): refused as any other.
+                body = request.data if isinstance(request.data, dict) else {}
+                tasks, mapping = body.get("tasks"), body.get("mapping") or {}
                 if not isinstance(tasks, list) or not isinstance(mapping, dict):
                     raise ValueError(_("Send the export as a file, or as JSON with a list of tasks and a mapping."))
                 # One task a line, so that an error's line is the task's place in the list.

@@ -30,7 +30,7 @@ def test_every_operation_declares_401_403_and_404_for_an_id_in_its_path(schema):
         if "{" in path:
             assert "404" in responses, (method, path)
         if method in {"post", "put", "patch"}:
-            assert {"400", "409", "413"} <= set(responses), (method, path)
+            assert {"400", "409", "413", "415"} <= set(responses), (method, path)
 
 
 def test_every_error_status_has_a_json_body_with_its_shape(schema):
@@ -99,9 +99,10 @@ def test_an_api_path_that_matches_no_route_answers_json_404(client):
         ("/api/llm/runs/?status=sideways", "status"),
         ("/api/llm/calls/?endpoint=99999999999999999999", "endpoint"),
         ("/api/llm/calls/?error_kind=nope", "error_kind"),
+        ("/api/evaluation/runs/?release=null", "release"),
     ],
 )
-def test_llm_list_filters_that_are_no_value_answer_400_naming_them(client, url, field):
+def test_list_filters_that_are_no_value_answer_400_naming_them(client, url, field):
     client.force_login(UserFactory(role="admin", username="a-filter"))
 
     response = client.get(url)

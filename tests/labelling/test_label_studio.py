@@ -266,3 +266,6 @@ def test_the_page_the_api_and_the_command_import_and_a_closed_set_refuses(
     url = f"/api/labelling/sets/{other.pk}/label-studio/import/"
     bad = client.post(url, {"tasks": "x"}, content_type="application/json")
     assert bad.status_code == 400
+    # A JSON body that is a bare list, not an object (Schemathesis: it answered 500).
+    listed = client.post(url, [{"tasks": []}], content_type="application/json")
+    assert listed.status_code == 400 and listed.json()["code"] == "invalid"
