@@ -11,25 +11,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_bench_prints_the_label_efficiency_ratio_with_its_interval():
     result = subprocess.run(
         [
-            sys.executable,
-            "scripts/bench_label_efficiency.py",
-            "--seeds",
-            "12",
-            "--per-stratum",
-            "300",
-            "--max-per-stratum",
-            "200",
-            "--step",
-            "20",
-            "--boot",
-            "30",
-            "--no-demo",
+            sys.executable, "scripts/bench_label_efficiency.py", "--seeds", "12", "--per-stratum", "300",
+            "--max-per-stratum", "200", "--step", "20", "--boot", "30", "--no-demo",
         ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
     )
     line = re.search(
         r"label efficiency: active/random labels for 95% correct choice: (\S+) \(95% bootstrap interval over seeds "
@@ -44,11 +29,7 @@ def test_bench_prints_the_label_efficiency_ratio_with_its_interval():
 def test_settings_table_prints_a_ratio_for_every_setting_of_noisy_experts_and_judges():
     result = subprocess.run(
         [sys.executable, "scripts/bench_label_efficiency.py", "--settings", "--quick"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
     )
     rows = re.findall(
         r"^\s+([\d./]+)\s+(correlated|independent)\s+(\d)\s+\S+\s+\S+\s+(\S+) \((\S+)-(\S+); \d+ resamples",

@@ -11,11 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_sweep_prints_a_row_with_a_verdict_per_setting():
     result = subprocess.run(
         [sys.executable, "scripts/bench_pairing.py", "--sweep", "--quick"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
     )
     rows = re.findall(
         r"^\s+(\d+)\s+([\d.]+)\s+(\S+) / (\S+)\s+(\S+) / (\S+)\s+(not worse|WORSE|inconclusive)"
