@@ -23,6 +23,7 @@ from django.db.models import F
 
 from annotation.labelling import active, serving
 from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment
+from calibration.models import CalibrationRun, JudgeVerdict, ServedComparison
 
 ACTIVE = "active"
 
@@ -74,8 +75,6 @@ class _DrawState:
     """The set's strata, what is served, the candidate judges' winners and current estimates, for one serve."""
 
     def __init__(self, comparison_set: ComparisonSet) -> None:
-        from calibration.models import ServedComparison
-
         self.comparison_set = comparison_set
         rows = Comparison.objects.filter(comparison_set=comparison_set).values_list("id", "dimension_id", "language")
         self.stratum = {pk: (dim, lang) for pk, dim, lang in rows}
@@ -89,8 +88,6 @@ class _DrawState:
 
     def draw(self) -> int | None:
         """Draw and record one comparison of the stratum served least so far; None when all are served."""
-        from calibration.models import ServedComparison
-
         served_per = {key: 0 for key in self.sizes}
         for pk in self.served:
             served_per[self.stratum[pk]] += 1
@@ -123,8 +120,7 @@ class _DrawState:
 
 def _judge_winners_and_best(comparison_set: ComparisonSet, served: set[int]) -> tuple[dict[int, list], list[float]]:
     """Return each comparison's winner per candidate judge and each judge's current P(best)."""
-    from calibration.models import CalibrationRun, JudgeVerdict
-    from calibration.report import combine_orders
+    from calibration.report import combine_orders  # deferred: the report's statistics load only when needed
 
     run = CalibrationRun.objects.filter(comparison_set=comparison_set, verdicts__isnull=False).order_by("-created_at")
     run = run.first()

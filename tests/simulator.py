@@ -91,7 +91,7 @@ def simulator_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Simul
             stdout=out,
             stderr=subprocess.STDOUT,
         )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 180  # a loaded machine starts Django slowly
     root = None
     while time.monotonic() < deadline and root is None:
         for line in log.read_text().splitlines():

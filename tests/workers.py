@@ -100,4 +100,4 @@ def wait_until(predicate: object, timeout: float = 60, message: str = "") -> Non
 
 
 def wait_for_workers_ready(workers: Workers) -> None:
-    wait_until(lambda: all("Starting worker" in p.log.read_text() for p in workers.processes), 30, "workers ready")
+    wait_until(lambda: all("Starting worker" in p.log.read_text() for p in workers.processes), 180, "workers ready")

@@ -4,6 +4,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 
 from django.core.cache import cache
+from django.db import connection
 from django.db.models import CharField, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Value
 from django.utils.translation import gettext as _
 
@@ -59,8 +60,6 @@ def bank_version() -> str:
     """Return a token that changes with every write the counts depend on: an item created, a status decided (every
     status change records a ``StatusDecision``), a revision saved (parity, metadata). One query of three indexed
     maxima, whatever the size of the bank."""
-    from django.db import connection
-
     tables = [model._meta.db_table for model in (Item, StatusDecision, ItemRevision)]
     quote = connection.ops.quote_name
     sql = "SELECT " + ", ".join(f"(SELECT MAX(id) FROM {quote(table)})" for table in tables)

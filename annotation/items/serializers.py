@@ -1,5 +1,6 @@
 """API representations of items, revisions and taxonomy."""
 
+from django.urls import reverse
 from rest_framework import serializers
 
 from annotation.items.content import KINDS
@@ -241,8 +242,6 @@ class ItemImportJobSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_status_url(self, job: ItemImportJob) -> str:
-        from django.urls import reverse
-
         path = reverse("item-import-detail", args=[job.pk])
         request = self.context.get("request")
         return request.build_absolute_uri(path) if request is not None else path

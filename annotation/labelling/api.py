@@ -21,7 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.items.services import ImportFailed
-from annotation.labelling import exports, selectors, services
+from annotation.labelling import attention, exports, selectors, services
 from annotation.labelling.experts import expert_statistics
 from annotation.labelling.label_studio import exporting as label_studio_exporting
 from annotation.labelling.label_studio import importing as label_studio_importing
@@ -348,7 +348,7 @@ class ComparisonSetViewSet(
         body.is_valid(raise_exception=True)
         answers = {row["comparison"]: row["answer"] for row in body.validated_data["checks"]}
         try:
-            changed = services.attention_checks_set(comparison_set=comparison_set, answers=answers, user=request.user)
+            changed = attention.attention_checks_set(comparison_set=comparison_set, answers=answers, user=request.user)
         except DjangoValidationError as exc:
             raise ValidationError({"checks": exc.messages}) from exc
         return Response({"changed": changed, "checks": len(selectors.attention_checks(comparison_set=comparison_set))})

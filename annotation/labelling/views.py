@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.items.selectors import benchmark_choices
 from annotation.items.services import ImportFailed
-from annotation.labelling import exports, selectors
+from annotation.labelling import attention, exports, selectors
 from annotation.labelling import services as comparisons
 from annotation.labelling.experts import expert_statistics
 from annotation.labelling.forms import ComparisonSetForm, GenerateForm
@@ -308,7 +308,7 @@ def set_data(request: HttpRequest, pk: int) -> HttpResponse:
         context["checks_text"] = request.POST.get("attention_checks", "")
         try:
             answers = parse_attention_checks(context["checks_text"])
-            changed = comparisons.attention_checks_set(comparison_set=cs, answers=answers, user=request.user)
+            changed = attention.attention_checks_set(comparison_set=cs, answers=answers, user=request.user)
         except ValidationError as exc:
             context["check_errors"], status = exc.messages, 400
         else:

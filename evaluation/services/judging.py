@@ -13,6 +13,7 @@ from calibration.agreement.juries import jury_order_scores, jury_verdict
 from calibration.juries import jury_members
 from calibration.models import Judge
 from calibration.services import judge_messages
+from evaluation import ratings
 from evaluation.models import EvaluationLLMRun, EvaluationRun, ModelUnderTest, OpenResponse, PairVerdict
 from evaluation.services.common import EVALUATION_PURPOSE
 from llm import services as llm_services
@@ -178,8 +179,6 @@ def adaptive_next(run: EvaluationRun) -> dict:
     "auto" (``ratings.pairs_auto_batch``) a dimension and language whose models are few enough first judges every
     pair once, spread over its items, in one round.
     """
-    from evaluation import ratings
-
     models = {m.code: m for m in run.models.all()}
     # Every stored verdict counts as judged (its pair is not asked again there: one verdict per pair, item, language
     # and order), but only the parsed ones rate the models.

@@ -7,6 +7,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.items.models import Benchmark
+from annotation.labelling import attention
 from annotation.labelling import services as comparisons
 from annotation.labelling.experts import expert_statistics
 from annotation.labelling.models import Comparison, LabelAssignment
@@ -39,7 +40,7 @@ def labelled(prompts, make_user, researcher):
 
 def test_each_expert_has_progress_time_per_label_agreement_and_check_accuracy(labelled):
     cs, experts, (first, second, third) = labelled
-    comparisons.attention_checks_set(comparison_set=cs, answers={first.pk: "A", third.pk: "B"}, user=None)
+    attention.attention_checks_set(comparison_set=cs, answers={first.pk: "A", third.pk: "B"}, user=None)
     rows = {row.username: row for row in expert_statistics(comparison_set=cs)}
     x0, x1, x2 = rows["x0"], rows["x1"], rows["x2"]
     assert (x0.labelled, x1.labelled, x2.labelled) == (3, 2, 1)
@@ -95,7 +96,7 @@ def test_the_api_gives_the_builder_each_experts_statistics_and_takes_checks(labe
 
 def test_experts_are_not_told_which_comparisons_are_checks_nor_see_the_statistics(labelled, login):
     cs, experts, (first, second, _third) = labelled
-    comparisons.attention_checks_set(comparison_set=cs, answers={second.pk: "B"}, user=None)
+    attention.attention_checks_set(comparison_set=cs, answers={second.pk: "B"}, user=None)
     client = login(experts[2])
     assignment = LabelAssignment.objects.get(comparison=second, expert=experts[2])
     page = client.get(f"/labelling/{cs.pk}/{assignment.pk}/").content.decode()

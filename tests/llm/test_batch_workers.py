@@ -98,7 +98,7 @@ def test_two_workers_share_one_budget_and_the_run_stops_within_one_requests_cost
     )
     wait_until(lambda: refreshed(run).status not in Run.ACTIVE, 90, "the run to stop")
     assert run.status == Run.Status.PAUSED and run.pause_reason == Run.PauseReason.BUDGET, run.error
-    wait_until(lambda: refreshed(run).reserved == 0, 30, "reservations released")
+    wait_until(lambda: refreshed(run).reserved == 0, 120, "reservations released")
     assert 0 < run.done < 200
     assert run.spent <= run.budget
     pending = RunItem.objects.filter(run=run, status=RunItem.Status.PENDING).first()

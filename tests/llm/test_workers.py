@@ -103,7 +103,7 @@ def test_pausing_stops_the_worker_after_requests_in_flight_and_resuming_finishes
     run = services.run_create(
         endpoint=make_endpoint(max_concurrency=4), prompts=mcq_prompts(80), parser="mcq_letter", name="paused"
     )
-    wait_until(lambda: refreshed(run).done >= 8, 30, "progress before the pause")
+    wait_until(lambda: refreshed(run).done >= 8, 120, "progress before the pause")
     services.run_pause(run=run)
     wait_until(
         lambda: not RunChunk.objects.filter(run=run, status=RunChunk.Status.LEASED).exists(), 30, "chunks released"

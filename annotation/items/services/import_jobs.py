@@ -67,7 +67,7 @@ def item_import_job_start(
     in the worker, which records the errors on the job. The worker imports as ``user`` and writes its messages in
     the language active now.
     """
-    from annotation.items import tasks
+    from annotation.items import tasks  # deferred: the tasks module imports this one for the work they run
 
     _check_request(format=format, data=data, benchmark=benchmark)
     job = ItemImportJob(

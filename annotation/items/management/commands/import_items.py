@@ -1,5 +1,6 @@
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.items import services
@@ -21,8 +22,6 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file")
         user = None
         if options["user"]:
-            from django.contrib.auth import get_user_model
-
             user = get_user_model().objects.filter(username=options["user"]).first()
             if user is None:
                 raise CommandError(f"unknown user {options['user']!r}")
