@@ -111,23 +111,11 @@ def drafting_job_start(
     ``given_turns`` the researcher's own dialogues (``replysets.given_turns_clean``), one reply set each, instead
     of ``count`` drafted ones.
     """
-    refusal = drafting_refusal(endpoint)
-    if refusal:
-        raise ValidationError({"endpoint": refusal})
-    languages = [lang for lang in LANGUAGES if lang in languages]
-    if not languages:
-        raise ValidationError(_("Choose at least one language."))
-    wanted = list(LANGUAGES) if translate else languages
     reply_sets = template.kind == replysets.REPLY_SET
-    given = replysets.given_turns_clean(given_turns, languages=languages) if reply_sets else []
-    if given_turns and not reply_sets:
-        raise ValidationError({"given_turns": _("Only reply-set templates take given user turns.")})
-    if given:
-        count = len(given)
-    if not 1 <= count <= 1000:
-        raise ValidationError(_("Ask for 1 to 1000 candidates."))
-    if reply_sets and turns not in (1, 2):
-        raise ValidationError({"turns": _("A dialogue has one or two user turns.")})
+    languages, given, count = _drafting_refusals(
+        template=template, endpoint=endpoint, count=count, languages=languages, turns=turns, given_turns=given_turns
+    )
+    wanted = list(LANGUAGES) if translate else languages
     scenarios = list(scenarios) or list(template.scenarios.all())
     emotions = list(emotions) or list(template.emotions.all())
     job = DraftingJob(
@@ -144,31 +132,78 @@ def drafting_job_start(
     job.save()
     job.scenarios.set(scenarios)
     job.emotions.set(emotions)
+    prompts = _drafting_prompts(
+        template=template,
+        count=count,
+        languages=wanted,
+        scenarios=scenarios,
+        emotions=emotions,
+        turns=turns,
+        given=given,
+    )
+    job.llm_run = llm_services.run_create(
+        endpoint=endpoint,
+        prompts=prompts,
+        parser="json",
+        name=f"Drafting · {template}",
+        user=user,
+        purpose=DRAFTING_PURPOSE,
+        fresh=True,
+        start=start,
+    )
+    job.save(update_fields=["llm_run"])
+    return job
+
+
+def _drafting_refusals(
+    *, template: ItemTemplate, endpoint: Endpoint, count: int, languages: list[str], turns: int, given_turns: object
+) -> tuple[list[str], list, int]:
+    """Check a drafting request; return its languages (in order), the given dialogues and the count to draft."""
+    refusal = drafting_refusal(endpoint)
+    if refusal:
+        raise ValidationError({"endpoint": refusal})
+    languages = [lang for lang in LANGUAGES if lang in languages]
+    if not languages:
+        raise ValidationError(_("Choose at least one language."))
+    reply_sets = template.kind == replysets.REPLY_SET
+    given = replysets.given_turns_clean(given_turns, languages=languages) if reply_sets else []
+    if given_turns and not reply_sets:
+        raise ValidationError({"given_turns": _("Only reply-set templates take given user turns.")})
+    if given:
+        count = len(given)
+    if not 1 <= count <= 1000:
+        raise ValidationError(_("Ask for 1 to 1000 candidates."))
+    if reply_sets and turns not in (1, 2):
+        raise ValidationError({"turns": _("A dialogue has one or two user turns.")})
+    return languages, given, count
+
+
+def _drafting_prompts(
+    *,
+    template: ItemTemplate,
+    count: int,
+    languages: list[str],
+    scenarios: list[Scenario],
+    emotions: list[EmotionCategory],
+    turns: int,
+    given: list,
+) -> list[dict]:
+    """The drafting run's prompts: batches of candidates (one given dialogue each), rotating the targets."""
+    reply_sets = template.kind == replysets.REPLY_SET
     prompts = []
     size = (1 if given else replysets.BATCH) if reply_sets else BATCH
     for batch in range(math.ceil(count / size)):
         n = min(size, count - batch * size)
         scenario = scenarios[batch % len(scenarios)] if scenarios else None
         emotion = emotions[batch % len(emotions)] if emotions else None
+        targets = {"scenario": scenario.name_en if scenario else "", "emotion": emotion.name_en if emotion else ""}
         if reply_sets:
             dialogue = given[batch] if given else []
             messages = replysets.reply_set_messages(
-                template=template,
-                n=n,
-                turns=len(dialogue) or turns,
-                languages=wanted,
-                scenario=scenario.name_en if scenario else "",
-                emotion=emotion.name_en if emotion else "",
-                given=dialogue,
+                template=template, n=n, turns=len(dialogue) or turns, languages=languages, given=dialogue, **targets
             )
         else:
-            messages = drafting_messages(
-                template=template,
-                n=n,
-                languages=wanted,
-                scenario=scenario.name_en if scenario else "",
-                emotion=emotion.name_en if emotion else "",
-            )
+            messages = drafting_messages(template=template, n=n, languages=languages, **targets)
         prompts.append(
             {
                 "key": f"batch-{batch + 1}",
@@ -182,18 +217,7 @@ def drafting_job_start(
                 "messages": messages,
             }
         )
-    job.llm_run = llm_services.run_create(
-        endpoint=endpoint,
-        prompts=prompts,
-        parser="json",
-        name=f"Drafting · {template}",
-        user=user,
-        purpose=DRAFTING_PURPOSE,
-        fresh=True,
-        start=start,
-    )
-    job.save(update_fields=["llm_run"])
-    return job
+    return prompts
 
 
 def _versions(candidate: object, languages: list[str]) -> dict | None:

@@ -232,52 +232,70 @@ def _editor_context(item: Item, meta: ItemMetaForm, content: dict, error: str = 
 @require_http_methods(["GET", "POST"])
 def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
     item = get_object_or_404(Item.objects.select_related("benchmark", "current_revision", "dimension"), uid=uid)
-    revision = item.current_revision
     if request.method == "POST":
-        meta = ItemMetaForm(request.POST, benchmark=item.benchmark)
-        if meta.is_valid():
-            state = _state_from_form(item.kind, meta, request.POST)
-            # An expert saving the item has revised every language, so nothing stays marked as machine-drafted.
-            state.metadata = {k: v for k, v in item.metadata.items() if k != "machine_drafted_languages"}
-            was_accepted = item.status == Item.Status.ACCEPTED
-            try:
-                new = services.item_revise(
-                    item=item,
-                    state=state,
-                    user=request.user,
-                    message=meta.cleaned_data.get("message") or "",
-                    base_revision=meta.cleaned_data.get("base_revision"),
-                )
-            except services.RevisionConflict as exc:
-                context = _editor_context(item, meta, state.content, error=str(exc))
-                return render(request, "items/item_edit.html", context, status=409)
-            except ValidationError as exc:
-                context = _editor_context(item, meta, state.content, error=" ".join(exc.messages))
-                return render(request, "items/item_edit.html", context, status=400)
-            services.item_draft_discard(item=item, user=request.user)
-            if new is None:
-                messages.info(request, _("Nothing changed, so no revision was saved."))
-                return redirect("items:item-detail", uid=item.uid)
-            messages.success(request, _("Saved revision %(number)s.") % {"number": new.number})
-            if was_accepted:
-                messages.warning(request, services.unaccepted_reason(new.number))
-            url = reverse("items:item-history", args=[item.uid])
-            return redirect(f"{url}?a={new.number - 1}&b={new.number}")
-        context = _editor_context(item, meta, content_from_post(item.kind, request.POST))
-        return render(request, "items/item_edit.html", context, status=400)
+        return _item_save(request, item)
     draft = ItemDraft.objects.filter(item=item, user=request.user).first()
     if draft is not None and request.GET.get("draft") != "discard":
-        data = QueryDict(mutable=True)
-        for key, values in draft.data.items():
-            data.setlist(key, values)
-        meta = ItemMetaForm(data, benchmark=item.benchmark)
-        meta.is_valid()
-        context = _editor_context(item, meta, content_from_post(item.kind, data))
-        context["draft"] = draft
-        context["stale_draft"] = revision is not None and draft.base_revision != revision.number
-        return render(request, "items/item_edit.html", context)
+        return _item_draft_resume(request, item, draft)
     if draft is not None:
         services.item_draft_discard(item=item, user=request.user)
+    revision = item.current_revision
+    meta = _editor_form(item)
+    return render(request, "items/item_edit.html", _editor_context(item, meta, revision.content if revision else {}))
+
+
+def _item_save(request: HttpRequest, item: Item) -> HttpResponse:
+    """Save the editor's POST as a new revision, or show the editor again with what was wrong."""
+    meta = ItemMetaForm(request.POST, benchmark=item.benchmark)
+    if not meta.is_valid():
+        context = _editor_context(item, meta, content_from_post(item.kind, request.POST))
+        return render(request, "items/item_edit.html", context, status=400)
+    state = _state_from_form(item.kind, meta, request.POST)
+    # An expert saving the item has revised every language, so nothing stays marked as machine-drafted.
+    state.metadata = {k: v for k, v in item.metadata.items() if k != "machine_drafted_languages"}
+    was_accepted = item.status == Item.Status.ACCEPTED
+    try:
+        new = services.item_revise(
+            item=item,
+            state=state,
+            user=request.user,
+            message=meta.cleaned_data.get("message") or "",
+            base_revision=meta.cleaned_data.get("base_revision"),
+        )
+    except services.RevisionConflict as exc:
+        context = _editor_context(item, meta, state.content, error=str(exc))
+        return render(request, "items/item_edit.html", context, status=409)
+    except ValidationError as exc:
+        context = _editor_context(item, meta, state.content, error=" ".join(exc.messages))
+        return render(request, "items/item_edit.html", context, status=400)
+    services.item_draft_discard(item=item, user=request.user)
+    if new is None:
+        messages.info(request, _("Nothing changed, so no revision was saved."))
+        return redirect("items:item-detail", uid=item.uid)
+    messages.success(request, _("Saved revision %(number)s.") % {"number": new.number})
+    if was_accepted:
+        messages.warning(request, services.unaccepted_reason(new.number))
+    url = reverse("items:item-history", args=[item.uid])
+    return redirect(f"{url}?a={new.number - 1}&b={new.number}")
+
+
+def _item_draft_resume(request: HttpRequest, item: Item, draft: ItemDraft) -> HttpResponse:
+    """Show the editor with the user's autosaved draft, marked stale when a newer revision was saved since."""
+    data = QueryDict(mutable=True)
+    for key, values in draft.data.items():
+        data.setlist(key, values)
+    meta = ItemMetaForm(data, benchmark=item.benchmark)
+    meta.is_valid()
+    context = _editor_context(item, meta, content_from_post(item.kind, data))
+    context["draft"] = draft
+    revision = item.current_revision
+    context["stale_draft"] = revision is not None and draft.base_revision != revision.number
+    return render(request, "items/item_edit.html", context)
+
+
+def _editor_form(item: Item) -> ItemMetaForm:
+    """The editor's classification form, filled from the current revision."""
+    revision = item.current_revision
     attrs = revision.attributes if revision else {}
     # The emotion choices are read once, for the options and for the revision's emotions (its attributes name
     # their codes, as the item's emotions are set from them).
@@ -295,7 +313,7 @@ def item_edit(request: HttpRequest, uid: str) -> HttpResponse:
         benchmark=item.benchmark,
     )
     meta.fields["emotions"].listed = emotions
-    return render(request, "items/item_edit.html", _editor_context(item, meta, revision.content if revision else {}))
+    return meta
 
 
 @permission_required("items.change_item")
