@@ -270,7 +270,7 @@ def contamination_list(request: HttpRequest) -> HttpResponse:
     """Contamination checks, newest first, and the form that starts one (a release against an uploaded corpus)."""
     form = ContaminationCheckForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        from evaluation.services.contamination import contamination_check_create
+        from evaluation.services.contamination import contamination_check_create  # deferred: loads scikit-learn
 
         try:
             check = contamination_check_create(

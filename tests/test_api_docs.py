@@ -134,7 +134,7 @@ def test_the_python_and_curl_studies_of_docs_api_md_run_against_a_live_server(
             script.append(block)
     env = {**os.environ, "EI_STUDIO_STUDY": "curl", "EI_STUDIO_OUT": str(study / "curl"), "PYTHONPATH": str(ROOT)}
     result = subprocess.run(
-        ["bash", "-c", "\n".join(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+        ["bash", "-c", "\n".join(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert_study_done("curl", study / "curl", researcher)

@@ -63,7 +63,7 @@ def contamination_check_create(
     if inline if inline is not None else len(corpus) <= INLINE_TEXTS:
         _compute(check)
     else:
-        from evaluation import tasks
+        from evaluation import tasks  # deferred: the tasks module imports this one for the work it runs
 
         transaction.on_commit(lambda: tasks.contamination_check_run.enqueue(check.pk))
     return check
