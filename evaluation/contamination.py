@@ -35,7 +35,8 @@ class CorpusText:
 
 def corpus_from_jsonl(data: bytes, *, max_texts: int = 200_000) -> list[CorpusText]:
     """Read a corpus uploaded as JSONL: one object per line with a ``text`` (or ``prompt``/``messages``) and an
-    optional ``id``; blank lines are skipped. Raise ``CorpusError`` naming the first bad line."""
+    optional ``id``, or an item in the interchange format (``export_items``: one text per language of its
+    ``content``); blank lines are skipped. Raise ``CorpusError`` naming the first bad line."""
     texts = []
     for number, line in enumerate(data.decode("utf-8", errors="strict").splitlines(), start=1):
         if not line.strip():
@@ -46,15 +47,40 @@ def corpus_from_jsonl(data: bytes, *, max_texts: int = 200_000) -> list[CorpusTe
             raise CorpusError(_("line %(n)s: not JSON (%(error)s)") % {"n": number, "error": exc.msg}) from exc
         if not isinstance(record, dict):
             raise CorpusError(_("line %(n)s: expected an object with a text field") % {"n": number})
-        text = _record_text(record)
-        if not text.strip():
-            raise CorpusError(_("line %(n)s: no text (expected a text, prompt or messages field)") % {"n": number})
-        texts.append(CorpusText(str(record.get("id", number)), text))
+        if isinstance(record.get("content"), dict):  # an item in the interchange format: each language's text
+            key = str(record.get("uid") or record.get("id") or number)
+            found = [
+                CorpusText(f"{key}:{language}", text)
+                for language, version in sorted(record["content"].items())
+                if (text := version_text(version))
+            ]
+            if not found:
+                raise CorpusError(_("line %(n)s: the item has no text in any language") % {"n": number})
+            texts.extend(found)
+        else:
+            text = _record_text(record)
+            if not text.strip():
+                raise CorpusError(
+                    _("line %(n)s: no text (expected a text, prompt or messages field, or an item's content)")
+                    % {"n": number}
+                )
+            texts.append(CorpusText(str(record.get("id", number)), text))
         if len(texts) > max_texts:
             raise CorpusError(_("line %(n)s: more than %(max)s texts") % {"n": number, "max": max_texts})
     if not texts:
         raise CorpusError(_("the file holds no texts"))
     return texts
+
+
+def version_text(version: object) -> str:
+    """Return an item's text in one language (scenario, question, prompt, options and every turn), one part a line."""
+    if not isinstance(version, dict):
+        return ""
+    parts = [version.get(k, "") for k in ("context", "question", "prompt")] + list(version.get("options") or [])
+    for turn in version.get("turns") or []:
+        if isinstance(turn, dict):
+            parts += [turn.get("user", ""), *(turn.get("options") or [])]
+    return "\n".join(p for p in parts if isinstance(p, str) and p)
 
 
 def _record_text(record: dict) -> str:

@@ -25,12 +25,7 @@ def release_texts(release: Release) -> dict[str, dict[str, str]]:
     texts: dict[str, dict[str, str]] = {}
     for entry in release_entries(release):
         for language, version in (entry.revision.content or {}).items():
-            if not isinstance(version, dict):
-                continue
-            parts = [version.get(k, "") for k in ("context", "question", "prompt")] + list(version.get("options") or [])
-            for turn in version.get("turns") or []:
-                parts += [turn.get("user", ""), *(turn.get("options") or [])]
-            text = "\n".join(p for p in parts if isinstance(p, str) and p)
+            text = contamination.version_text(version)
             if text:
                 texts.setdefault(language, {})[entry.item.uid] = text
     return texts

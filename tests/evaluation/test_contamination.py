@@ -77,6 +77,24 @@ def test_messages_and_prompts_are_read_as_texts():
     assert [(c.key, c.text) for c in corpus] == [("a", "hi\nthere"), ("2", "p")]
 
 
+def test_an_exported_item_is_read_as_one_text_per_language():
+    record = {
+        "uid": "x-1",
+        "content": {
+            "en": {"context": "A hard day.", "turns": [{"user": "I lost my job.", "options": ["Oh no.", "Great!"]}]},
+            "zh": {"prompt": "我失业了。"},
+            "fr": "not an object",
+        },
+    }
+    corpus = contamination.corpus_from_jsonl(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+    assert [(c.key, c.text) for c in corpus] == [
+        ("x-1:en", "A hard day.\nI lost my job.\nOh no.\nGreat!"),
+        ("x-1:zh", "我失业了。"),
+    ]
+    with pytest.raises(contamination.CorpusError, match="line 1: the item has no text"):
+        contamination.corpus_from_jsonl(b'{"uid": "y", "content": {"en": {}}}\n')
+
+
 @pytest.fixture
 def release(transactional_db, taxonomy, lead):
     for n, name in enumerate(("Mia", "Lena", "Omar")):
