@@ -140,31 +140,7 @@ def key_validation_collect(*, validation: KeyValidation) -> KeyValidation:
     run = Run.objects.get(pk=validation.llm_run_id)
     if run.status not in Run.FINISHED:
         raise ValidationError(_("The validation run is still working."))
-    run_items = list(RunItem.objects.filter(run=run).order_by("position"))
-    revisions = ItemRevision.objects.in_bulk({ri.ref["revision"] for ri in run_items})
-    judgements, size = [], 4
-    for ri in run_items:
-        ref = ri.ref
-        # The revision the judge read (the probe may have been revised since the run started).
-        revision = revisions[ref["revision"]]
-        spec = objective_turns(Item.Kind.MULTI_TURN_CHOICE, revision.content[ref["language"]])[ref["turn"]]
-        size = max(size, len(spec["options"]))
-        chosen = None
-        if ri.status == RunItem.Status.DONE and isinstance(ri.result, dict):
-            letter = ri.result.get("letter")
-            if letter in LETTERS and LETTERS.index(letter) < len(spec["options"]):
-                chosen = LETTERS.index(letter)
-        judgements.append(
-            KeyJudgement(
-                validation=validation,
-                item_id=ref["item"],
-                revision=revision,
-                language=ref["language"],
-                turn=ref["turn"],
-                key=spec["answer"],
-                chosen=chosen,
-            )
-        )
+    judgements, size = _judgements(validation, run)
     KeyJudgement.objects.bulk_create(judgements)
     keys = [float(j.key) for j in judgements]
     chosen = [float(j.chosen) if j.chosen is not None else math.nan for j in judgements]
@@ -183,3 +159,38 @@ def key_validation_collect(*, validation: KeyValidation) -> KeyValidation:
     validation.collected, validation.collected_at = True, timezone.now()
     validation.save()
     return validation
+
+
+def _judgements(validation: KeyValidation, run: Run) -> tuple[list[KeyJudgement], int]:
+    """The judge's answer to each probe turn of the run against its key, and the most options a turn had (>= 4)."""
+    run_items = list(RunItem.objects.filter(run=run).order_by("position"))
+    revisions = ItemRevision.objects.in_bulk({ri.ref["revision"] for ri in run_items})
+    judgements, size = [], 4
+    for ri in run_items:
+        ref = ri.ref
+        # The revision the judge read (the probe may have been revised since the run started).
+        revision = revisions[ref["revision"]]
+        spec = objective_turns(Item.Kind.MULTI_TURN_CHOICE, revision.content[ref["language"]])[ref["turn"]]
+        size = max(size, len(spec["options"]))
+        judgements.append(
+            KeyJudgement(
+                validation=validation,
+                item_id=ref["item"],
+                revision=revision,
+                language=ref["language"],
+                turn=ref["turn"],
+                key=spec["answer"],
+                chosen=_chosen(ri, n_options=len(spec["options"])),
+            )
+        )
+    return judgements, size
+
+
+def _chosen(run_item: RunItem, *, n_options: int) -> int | None:
+    """The option the judge's letter names, or None (no reply, or a letter past the options)."""
+    if run_item.status != RunItem.Status.DONE or not isinstance(run_item.result, dict):
+        return None
+    letter = run_item.result.get("letter")
+    if letter in LETTERS and LETTERS.index(letter) < n_options:
+        return LETTERS.index(letter)
+    return None

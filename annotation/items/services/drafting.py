@@ -132,18 +132,9 @@ def drafting_job_start(
     job.save()
     job.scenarios.set(scenarios)
     job.emotions.set(emotions)
-    prompts = _drafting_prompts(
-        template=template,
-        count=count,
-        languages=wanted,
-        scenarios=scenarios,
-        emotions=emotions,
-        turns=turns,
-        given=given,
-    )
     job.llm_run = llm_services.run_create(
         endpoint=endpoint,
-        prompts=prompts,
+        prompts=_drafting_prompts(job, languages=wanted, scenarios=scenarios, emotions=emotions),
         parser="json",
         name=f"Drafting · {template}",
         user=user,
@@ -179,16 +170,10 @@ def _drafting_refusals(
 
 
 def _drafting_prompts(
-    *,
-    template: ItemTemplate,
-    count: int,
-    languages: list[str],
-    scenarios: list[Scenario],
-    emotions: list[EmotionCategory],
-    turns: int,
-    given: list,
+    job: DraftingJob, *, languages: list[str], scenarios: list[Scenario], emotions: list[EmotionCategory]
 ) -> list[dict]:
-    """The drafting run's prompts: batches of candidates (one given dialogue each), rotating the targets."""
+    """The drafting job's prompts: batches of candidates (one given dialogue each), rotating the targets."""
+    template, count, turns, given = job.template, job.count, job.turns, job.given_turns
     reply_sets = template.kind == replysets.REPLY_SET
     prompts = []
     size = (1 if given else replysets.BATCH) if reply_sets else BATCH

@@ -89,6 +89,31 @@ def reply_set_probes(reply_set: ReplySet, *, seed: int) -> tuple[dict[int, dict]
                 "reason": _("%(n)s replies are not audited yet; audit every reply first.") % {"n": pending},
             }
         ]
+    distractors, problems = _distractors(reply_set, turns, replies)
+    if problems:
+        return {}, problems
+    used = {n: [r for r in rs if r.usable] for n, rs in replies.items()}
+    languages = _languages(reply_set, turns, used)
+    if not languages:
+        return {}, [{"reply_set": reply_set.uid, "reason": _("No language has the text of every turn and reply.")}]
+    probes = {}
+    for k in range(1, REPLIES_PER_ROLE + 1):
+        preferred = _preferred(turns, replies, k)
+        if len(preferred) != len(turns):
+            problems.append(
+                {
+                    "reply_set": reply_set.uid,
+                    "probe": probe_uid(reply_set, k),
+                    "reason": _("Preferred reply %(k)s is rejected in a turn: no probe.") % {"k": k},
+                }
+            )
+            continue
+        probes[k] = _probe(reply_set, turns, preferred, distractors, k=k, seed=seed, languages=languages)
+    return probes, problems
+
+
+def _distractors(reply_set: ReplySet, turns: list, replies: dict) -> tuple[dict[int, list[Reply]], list[dict]]:
+    """Each turn's accepted distractors, and a problem for each turn that has not exactly three."""
     problems: list[dict] = []
     distractors = {}
     for turn in turns:
@@ -105,60 +130,61 @@ def reply_set_probes(reply_set: ReplySet, *, seed: int) -> tuple[dict[int, dict]
                 }
             )
         distractors[turn.number] = usable
-    if problems:
-        return {}, problems
-    used = {n: [r for r in rs if r.usable] for n, rs in replies.items()}
-    languages = _languages(reply_set, turns, used)
-    if not languages:
-        return {}, [{"reply_set": reply_set.uid, "reason": _("No language has the text of every turn and reply.")}]
-    probes = {}
-    for k in range(1, REPLIES_PER_ROLE + 1):
-        preferred = {}
-        for turn in turns:
-            match = [r for r in replies[turn.number] if r.role == Reply.Role.PREFERRED and r.position == k]
-            if match and match[0].usable:
-                preferred[turn.number] = match[0]
-        if len(preferred) != len(turns):
-            problems.append(
+    return distractors, problems
+
+
+def _preferred(turns: list, replies: dict, k: int) -> dict[int, Reply]:
+    """The accepted preferred reply at position ``k`` of each turn (a turn where it was rejected is left out)."""
+    preferred = {}
+    for turn in turns:
+        match = [r for r in replies[turn.number] if r.role == Reply.Role.PREFERRED and r.position == k]
+        if match and match[0].usable:
+            preferred[turn.number] = match[0]
+    return preferred
+
+
+def _probe(
+    reply_set: ReplySet,
+    turns: list,
+    preferred: dict[int, Reply],
+    distractors: dict[int, list[Reply]],
+    *,
+    k: int,
+    seed: int,
+    languages: list[str],
+) -> dict:
+    """Probe ``k``: in each language and turn, the preferred reply among the three distractors at a seeded place."""
+    uid = probe_uid(reply_set, k)
+    content, options_of = {}, {}
+    for lang in languages:
+        version_turns, ids = [], []
+        for t, turn in enumerate(turns):
+            candidates = [preferred[turn.number], *distractors[turn.number]]
+            order = key_order(seed=seed, uid=uid, language=lang, turn=t)
+            chosen = [candidates[i] for i in order]
+            version_turns.append(
                 {
-                    "reply_set": reply_set.uid,
-                    "probe": probe_uid(reply_set, k),
-                    "reason": _("Preferred reply %(k)s is rejected in a turn: no probe.") % {"k": k},
+                    "user": turn.user[lang],
+                    "options": [r.current_revision.content[lang]["text"] for r in chosen],
+                    "answer": order.index(0),
                 }
             )
-            continue
-        uid = probe_uid(reply_set, k)
-        content, options_of = {}, {}
-        for lang in languages:
-            version_turns, ids = [], []
-            for t, turn in enumerate(turns):
-                candidates = [preferred[turn.number], *distractors[turn.number]]
-                order = key_order(seed=seed, uid=uid, language=lang, turn=t)
-                chosen = [candidates[i] for i in order]
-                version_turns.append(
-                    {
-                        "user": turn.user[lang],
-                        "options": [r.current_revision.content[lang]["text"] for r in chosen],
-                        "answer": order.index(0),
-                    }
-                )
-                ids.append([r.pk for r in chosen])
-            content[lang] = {"context": reply_set.context.get(lang, ""), "turns": version_turns}
-            options_of[lang] = ids
-        metadata = {
-            "eicap": {
-                "reply_set": reply_set.uid,
-                "preferred": k,
-                "seed": seed,
-                "options": options_of,
-                "revisions": {
-                    str(r.pk): r.current_revision.number
-                    for r in [*preferred.values(), *(d for ds in distractors.values() for d in ds)]
-                },
-            }
+            ids.append([r.pk for r in chosen])
+        content[lang] = {"context": reply_set.context.get(lang, ""), "turns": version_turns}
+        options_of[lang] = ids
+    metadata = {
+        "eicap": {
+            "reply_set": reply_set.uid,
+            "preferred": k,
+            "seed": seed,
+            "options": options_of,
+            "revisions": {
+                str(r.pk): r.current_revision.number
+                for r in [*preferred.values(), *(d for ds in distractors.values() for d in ds)]
+            },
         }
-        probes[k] = {"uid": uid, "content": content, "metadata": metadata}
-    return probes, problems
+    }
+    return {"uid": uid, "content": content, "metadata": metadata}
 
 
 @transaction.atomic
