@@ -201,9 +201,9 @@ def reply_set_expand(
     """
     if accept and not user_may_decide_status(user):
         raise ValidationError({"accept": _("Only a lead expert or an admin may accept probes as they are expanded.")})
-    reply_set = (
-        ReplySet.objects.select_for_update().select_related("benchmark", "dimension", "scenario").get(pk=reply_set.pk)
-    )
+    # Lock the set's row alone (PostgreSQL locks no nullable side of a join), then read it with its taxonomy.
+    ReplySet.objects.select_for_update().filter(pk=reply_set.pk).exists()
+    reply_set = ReplySet.objects.select_related("benchmark", "dimension", "scenario").get(pk=reply_set.pk)
     report = ExpansionReport()
     existing = {i.uid: i for i in Item.objects.filter(uid__startswith=f"{reply_set.uid}-p")}
     if seed is None:
