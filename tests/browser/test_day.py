@@ -72,6 +72,9 @@ class Day:
         self.live_server = live_server
 
     def sign_in(self, user) -> None:
+        # Leave the last page first: a request it still had in flight (a poll) could set a cookie after the clear
+        # and make the sign-in form's CSRF token stale.
+        self.page.goto("about:blank")
         self.context.clear_cookies()
         sign_in(self.page, self.live_server, user)
         if self.language != "en":
