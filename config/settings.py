@@ -209,6 +209,7 @@ SPECTACULAR_SETTINGS = {
         "RunModeEnum": "llm.models.RunMode",
         "DecisionEnum": "annotation.screening.models.DECISIONS",
         "ReplyAuditDecisionEnum": "annotation.items.services.replysets.AUDIT_DECISIONS",
+        "ItemImportStatusEnum": "annotation.items.models.imports.ItemImportJob.Status",
     },
 }
 

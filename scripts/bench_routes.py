@@ -20,10 +20,38 @@ EXPERT, LEAD, RESEARCHER, ADMIN = "bench_2", "bench_lead", "bench_1", "bench_adm
 ROLE_NAMES = {EXPERT: "expert", LEAD: "lead_expert", RESEARCHER: "researcher", ADMIN: "admin"}
 ADMIN_VIEWS = ("changelist", "add", "history", "delete", "change")
 POST_ONLY = "POST only: a GET answers 405"
+# Added with issue 26 this stop; the benchmark's data has no reply sets, key validations or contamination checks
+# yet, so these are not measured (issue 29: the benchmark should build them and measure these routes too).
+EICAP_NOT_BUILT = "EiCAP reply sets, key validations, answers and contamination checks: not in the built data yet"
 DOWNLOAD = "a file download (its size is the data's), not a page: measured by the export benchmarks"
 
 # Routes the benchmark does not request, and why. The test checks that each POST-only route answers 405 to a GET.
 EXCLUDED = {
+    "items:replyset-list": EICAP_NOT_BUILT,
+    "items:replysets-expand": EICAP_NOT_BUILT,
+    "items:key-disagreements": EICAP_NOT_BUILT,
+    "items:key-review": EICAP_NOT_BUILT,
+    "items:reply-audit": EICAP_NOT_BUILT,
+    "items:replyset-detail": EICAP_NOT_BUILT,
+    "items:replyset-expand": EICAP_NOT_BUILT,
+    "calibration:key-validations": EICAP_NOT_BUILT,
+    "calibration:key-validation": EICAP_NOT_BUILT,
+    "evaluation:contamination-list": EICAP_NOT_BUILT,
+    "evaluation:contamination": EICAP_NOT_BUILT,
+    "evaluation:answers": EICAP_NOT_BUILT,
+    "calibration-key-validation-list": EICAP_NOT_BUILT,
+    "calibration-key-validation-detail": EICAP_NOT_BUILT,
+    "calibration-key-validation-disagreements": EICAP_NOT_BUILT,
+    "evaluation-run-answers": EICAP_NOT_BUILT,
+    "evaluation-contamination-list": EICAP_NOT_BUILT,
+    "evaluation-contamination-detail": EICAP_NOT_BUILT,
+    "reply-set-list": EICAP_NOT_BUILT,
+    "reply-set-detail": EICAP_NOT_BUILT,
+    "reply-set-expand": EICAP_NOT_BUILT,
+    "reply-detail": EICAP_NOT_BUILT,
+    "reply-audit": EICAP_NOT_BUILT,
+    "key-disagreement-list": EICAP_NOT_BUILT,
+    "key-disagreement-review": EICAP_NOT_BUILT,
     "login": "the sign-in form of a signed-out visitor; a signed-in GET only redirects",
     "logout": "signs the benchmark's user out",
     "set-language": POST_ONLY,

@@ -52,9 +52,10 @@ def add_runs(n: int, *, release: object, comparison_set: object, user: object) -
         )
 
 
-# The admin's home has every panel (review queue, lead overview, items, runs): 11 queries, down from 13 (two lists
-# of runs in one query each); still over 10, listed in docs/performance.md as left to do.
-@pytest.mark.parametrize(("role", "budget"), [("researcher", 10), ("admin", 11)])
+# The admin's home has every panel (review queue, lead overview, items, runs): 12 queries, down from 13 (two lists
+# of runs in one query each), plus the item bank's version that keeps the status counts current on every write;
+# still over 10, listed in docs/performance.md as left to do.
+@pytest.mark.parametrize(("role", "budget"), [("researcher", 10), ("admin", 12)])
 def test_home_runs_the_same_queries_for_2_or_40_runs_and_lists_the_newest(role, budget, taxonomy, make_user, login):
     user = make_user(role, username=f"{role}-home")
     client = login(user)

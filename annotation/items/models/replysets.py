@@ -166,7 +166,12 @@ class ReplyAudit(models.Model):
     """One audit decision on a reply (accept, reject, edit), never changed afterwards."""
 
     reply = models.ForeignKey(Reply, on_delete=models.CASCADE, related_name="audits")
-    decision = models.CharField(_("decision"), max_length=10, choices=Reply.Audit.choices)
+    # A decision is never "pending" (that is a reply's state before its first decision).
+    decision = models.CharField(
+        _("decision"),
+        max_length=10,
+        choices=[(value, label) for value, label in Reply.Audit.choices if value != Reply.Audit.PENDING],
+    )
     revision = models.PositiveIntegerField(_("revision"))
     reason = models.TextField(_("reason"), blank=True)
     decided_by = models.ForeignKey(
@@ -180,7 +185,8 @@ class ReplyAudit(models.Model):
         ordering = ["reply", "created_at", "pk"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(decision__in=["accepted", "rejected", "edited"]), name="reply_audit_decision_valid"
+                condition=Q(decision__in=[Reply.Audit.ACCEPTED, Reply.Audit.REJECTED, Reply.Audit.EDITED]),
+                name="reply_audit_decision_valid",
             ),
         ]
         verbose_name = _("reply audit")
