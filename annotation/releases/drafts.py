@@ -79,9 +79,10 @@ def _last_key(release_id: int) -> str:
     return f"release-checks-last:{release_id}:{get_language() or ''}"
 
 
-def draft_checks_compute(release: Release) -> DraftChecks:
-    """Check the draft as it stands and keep the result under its key (the worker's task and a small draft's page)."""
-    key = draft_inputs_key(release)
+def draft_checks_compute(release: Release, key: str | None = None) -> DraftChecks:
+    """Check the draft as it stands and keep the result under its key (the worker's task and a small draft's page;
+    ``key``: its ``draft_inputs_key``, when the caller read it already)."""
+    key = key or draft_inputs_key(release)
     entries = selectors.release_entries(release)
     checks = selectors.release_validate(release=release, entries=entries)
     card = selectors.release_card_text(release=release, checks=checks, entries=entries)
@@ -100,7 +101,7 @@ def draft_checks(release: Release) -> DraftChecks:
     if kept is not None:
         return DraftChecks(kept["checks"], kept["card"], kept["computed_at"], current=True)
     if release.entries.count() <= settings.RELEASE_CHECK_INLINE_ENTRIES:
-        return draft_checks_compute(release)
+        return draft_checks_compute(release, key)
     if cache.add(f"{key}:queued", True, QUEUED_SECONDS):
         from annotation.releases import tasks  # deferred: tasks imports this module for its work
 
