@@ -1,6 +1,30 @@
 """Fast bulk writes for the thousands of rows of a run (plain prepared SQL, values prepared by each field)."""
 
-from django.db import connection
+from collections.abc import Callable
+from decimal import Decimal
+
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Field
+
+# Values that many rows of one column share (NULLs, flags, a zero cost, an empty error): prepared once per column.
+_SHARED_TYPES = (type(None), bool, Decimal)
+
+
+def _preparer(field: Field, connection: BaseDatabaseWrapper) -> Callable[[object], object]:
+    """Return a function preparing a column's values as ``field.get_db_prep_save`` does, shared values once."""
+    prepare = field.get_db_prep_save
+    shared: dict[tuple[type, object], object] = {}
+
+    def prepared(value: object) -> object:
+        if isinstance(value, _SHARED_TYPES) or value == "":
+            key = (type(value), value)
+            if key not in shared:
+                shared[key] = prepare(value, connection)
+            return shared[key]
+        return prepare(value, connection)
+
+    return prepared
 
 
 def update_rows(model: type, rows: list[dict], fields: list[str]) -> None:
@@ -12,12 +36,15 @@ def update_rows(model: type, rows: list[dict], fields: list[str]) -> None:
     """
     if not rows:
         return
+    # The connection itself, not the ``django.db.connection`` proxy: every value's preparation reads it.
+    connection = connections[DEFAULT_DB_ALIAS]
     meta = model._meta
     quote = connection.ops.quote_name
     columns = [meta.get_field(name) for name in fields]
+    preparers = [(f.name, _preparer(f, connection)) for f in columns]
     assignments = ", ".join(f"{quote(f.column)} = %s" for f in columns)
     sql = f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s"
-    params = [[f.get_db_prep_save(row[f.name], connection) for f in columns] + [row["pk"]] for row in rows]
+    params = [[prepare(row[name]) for name, prepare in preparers] + [row["pk"]] for row in rows]
     with connection.cursor() as cursor:
         cursor.executemany(sql, params)
 
@@ -29,6 +56,7 @@ def insert_rows(model: type, rows: list[dict], fields: list[str], *, batch_size:
     """
     if not rows:
         return
+    connection = connections[DEFAULT_DB_ALIAS]
     if connection.vendor == "postgresql":
         # There bulk_create sends one array per column (INSERT ... SELECT FROM UNNEST), which beats any VALUES list.
         model.objects.bulk_create([model(**{name: row[name] for name in fields}) for row in rows], batch_size=5000)
@@ -36,10 +64,11 @@ def insert_rows(model: type, rows: list[dict], fields: list[str], *, batch_size:
     meta = model._meta
     quote = connection.ops.quote_name
     columns = [meta.get_field(name) for name in fields]
+    preparers = [(f.attname, _preparer(f, connection)) for f in columns]
     names = ", ".join(quote(f.column) for f in columns)
     placeholder = "(" + ", ".join(["%s"] * len(columns)) + ")"
     with connection.cursor() as cursor:
         for start in range(0, len(rows), batch_size):
             batch = rows[start : start + batch_size]
             sql = f"INSERT INTO {quote(meta.db_table)} ({names}) VALUES {', '.join([placeholder] * len(batch))}"
-            cursor.execute(sql, [f.get_db_prep_save(row[f.attname], connection) for row in batch for f in columns])
+            cursor.execute(sql, [prepare(row[name]) for row in batch for name, prepare in preparers])
