@@ -200,7 +200,9 @@ def main() -> None:
     )
     print(
         f"  at {args.budget:.0%} of the calls: true tau median {statistics.median(actual):.3f}; estimated rank "
-        f"stability (Bradley-Terry bootstrap) median {statistics.median(estimated):.3f}"
+        "stability (Bradley-Terry bootstrap) median "
+        + (f"{statistics.median(defined):.3f}" if (defined := [v for v in estimated if v is not None]) else "-")
+        + (f" ({len(estimated) - len(defined)} without a maximum likelihood)" if len(defined) < len(estimated) else "")
     )
     print(f"  {'time':<58} {time.perf_counter() - start:8.2f} s")
 
