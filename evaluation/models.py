@@ -21,7 +21,7 @@ class Protocol(models.TextChoices):
 class Pairing(models.TextChoices):
     ROUND_ROBIN = "round_robin", _("full round-robin")
     ADAPTIVE = "adaptive", _("adaptive (uncertainty and match quality)")
-    AUTO = "auto", _("auto (one round-robin pass first while the models are few, then adaptive)")
+    AUTO = "auto", _("auto (round-robin passes while the models are few, adaptive otherwise)")
 
     @property
     def in_rounds(self) -> bool:

@@ -232,7 +232,8 @@ def demo_jury() -> str:
         )
     try:
         base_url = None
-        deadline = time.monotonic() + 30
+        # Start-up takes seconds, but far longer on a loaded machine (30 s was not always enough).
+        deadline = time.monotonic() + 180
         while base_url is None and time.monotonic() < deadline and simulator.poll() is None:
             base_url = next((ln.split()[-3] for ln in log.read_text().splitlines() if "listening on" in ln), None)
             time.sleep(0.05)

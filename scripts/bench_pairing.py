@@ -12,9 +12,10 @@ until ``--budget`` of round-robin's calls. Prints, as medians over seeds, the sh
 tau first reaches ``--target`` and from which it stays there, and how well the report's estimated rank stability
 (mean Kendall's tau of Bradley-Terry bootstrap rankings) predicts the true tau. It asserts nothing.
 
-``--sweep`` compares, over 6-30 models and two noise levels, adaptive pairing and the rule "auto" that evaluation
-runs use by default (``pairs_auto_batch``: one round-robin pass first while it costs at most two rounds, then
-adaptive) with round-robin stopped early.
+``--sweep`` compares, over 6-30 models and two noise levels, the rule "auto" that evaluation
+runs use by default (``pairs_auto_batch``: round-robin passes where a pass costs at most two rounds, adaptive
+otherwise) with round-robin stopped early, seed by seed on the same judge draws (common random numbers), with a
+bootstrap interval over seeds for each difference.
 """
 
 import argparse
@@ -22,6 +23,8 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -38,103 +41,101 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--budget", type=float, default=0.5, help="adaptive stops at this share of calls (0.5)")
     parser.add_argument("--target", type=float, default=0.95, help="Kendall's tau to reach (0.95)")
     parser.add_argument("--sweep", action="store_true", help="table over 6-30 models and two noise levels")
-    parser.add_argument("--sweep-seeds", type=int, default=5, help="tournaments per setting of the sweep (5)")
+    parser.add_argument("--sweep-seeds", type=int, default=20, help="tournaments per setting of the sweep (20)")
     parser.add_argument("--sweep-budget", type=float, default=0.5, help="sweep: adaptive stops at this share (0.5)")
     parser.add_argument(
         "--sweep-models", default="6,8,10,20,30", help="sweep: model counts, comma-separated (6,8,10,20,30)"
     )
-    parser.add_argument("--quick", action="store_true", help="with --sweep: 6 and 10 models, 2 seeds, 4 items")
+    parser.add_argument("--with-adaptive", action="store_true", help="sweep: plain adaptive pairing too")
+    parser.add_argument("--quick", action="store_true", help="with --sweep: 6 and 10 models, 3 seeds, 4 items")
     return parser.parse_args()
 
 
-def share(values: list[float | None]) -> float | None:
-    """Return the median share with never-reached counted as above every other (None if the median never did)."""
-    ranked = sorted(values, key=lambda v: (v is None, v or 0.0))
-    middle = ranked[(len(ranked) - 1) // 2 : len(ranked) // 2 + 1]
-    return None if any(v is None for v in middle) else statistics.fmean(middle)
+NEVER = 1.0  # a rule that does not reach (or stay at) the target within the budget counts as needing every call
 
 
-def compare(
-    *, first: float | None, stay: float | None, rr_first: float | None, rr_stay: float | None, budget: float
-) -> str:
-    """Return the verdict of a rule against round-robin stopped early on both columns (the rule stops at budget)."""
-    results = []
-    for mine, theirs in ((first, rr_first), (stay, rr_stay)):
-        if mine is not None:
-            results.append(theirs is None or mine <= theirs)
-        elif theirs is not None and theirs <= budget:
-            results.append(False)
-        else:
-            results.append(None)
-    if False in results:
+def paired(mine: list[float | None], theirs: list[float | None], *, boot: int = 2000) -> tuple[float, float, float]:
+    """Return the mean per-seed difference ``mine - theirs`` (never = ``NEVER``) and its 95% bootstrap interval."""
+    diff = np.array([NEVER if a is None else a for a in mine]) - np.array([NEVER if b is None else b for b in theirs])
+    rng = np.random.default_rng(0)
+    means = diff[rng.integers(0, diff.size, (boot, diff.size))].mean(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
+    return float(diff.mean()), float(low), float(high)
+
+
+def verdict(intervals: list[tuple[float, float, float]]) -> str:
+    """Return "WORSE" when an interval of the differences lies above 0, "better" when one lies below and none above."""
+    if any(low > 0 for _, low, _ in intervals):
         return "WORSE"
-    return "not worse" if all(results) else "inconclusive"
+    return "better" if any(high < 0 for _, _, high in intervals) else "no difference"
+
+
+def mean_share(values: list[float | None]) -> str:
+    """Return the mean share over seeds (never = ``NEVER``) and how many seeds never got there."""
+    never = sum(v is None for v in values)
+    text = f"{statistics.fmean(NEVER if v is None else v for v in values):.3f}"
+    return text + (f" ({never} never)" if never else "")
 
 
 def sweep(args: argparse.Namespace) -> None:
-    """Print adaptive pairing and the rule "auto" against round-robin stopped early over models and judge noise."""
+    """Print the rule "auto" (and adaptive, if asked) against round-robin stopped early over models and noise."""
     models = (6, 10) if args.quick else tuple(int(n) for n in args.sweep_models.split(","))
-    seeds = 2 if args.quick else args.sweep_seeds
+    seeds = 3 if args.quick else args.sweep_seeds
     items = 4 if args.quick else args.items
+    rules = ("auto", "adaptive") if args.with_adaptive else ("auto",)
     base = simulation.SimulatedJudge()
     start = time.perf_counter()
     print(
-        f"Pairing sweep: {items} items, both orders, {seeds} seeds, stop rule tau>={args.target} with the true order; "
-        f"adaptive up to {args.pairs_per_item} pairs per item and round (a round costs at most one round-robin "
-        f"item) up to {args.sweep_budget:.0%} of round-robin's calls ('inconclusive' when neither reached by then); "
-        "medians of the share "
-        "of round-robin's calls (first reached / from then on; '-' never within the calls)"
-    )
-    print(
-        f"  {'models':>6} {'noise':>6} {'round-robin stopped early':>27} {'adaptive':>17}  verdict"
-        f"{'':<6} {'auto (default)':>19}  verdict"
+        f"Pairing sweep: {items} items, both orders, {seeds} seeds (common random numbers: a seed's rules read the "
+        f"same judge draws), stop rule tau>={args.target} with the true order, everything within "
+        f"{args.sweep_budget:.0%} of round-robin's calls; rounds of at most {args.pairs_per_item} pairs per item, "
+        "costing at most one round-robin item. Per setting: mean share of round-robin's calls, first reached / "
+        f"from then on (not within the budget = {NEVER:.1f}); the rule minus round-robin stopped early, seed by "
+        "seed: mean and 95% bootstrap interval over seeds; WORSE when an interval lies above 0"
     )
     for noise in (base.noise, 2 * base.noise):
         judge = simulation.SimulatedJudge(noise=noise)
         for n_models in models:
             strengths = simulation.leaderboard_strengths(n_models)
-            # A round costs at most one round-robin item, so both are compared at the same granularity.
             per_item = max(1, min(args.pairs_per_item, n_models * (n_models - 1) // 2 // items))
-            rr_first, rr_stay, ad_first, ad_stay, au_first, au_stay = [], [], [], [], [], []
+            first: dict[str, list[float | None]] = {rule: [] for rule in ("round-robin", *rules)}
+            stay: dict[str, list[float | None]] = {rule: [] for rule in first}
             for seed in range(seeds):
                 _, full = simulation.simulate_round_robin(strengths, n_items=items, seed=seed, judge=judge)
-                rr_first.append(full.fraction_reaching(args.target))
-                rr_stay.append(full.fraction_staying(args.target))
-                _, adaptive = simulation.simulate_adaptive(
-                    strengths,
-                    n_items=items,
-                    seed=seed,
-                    pairs_per_item=per_item,
-                    budget=args.sweep_budget,
-                    judge=judge,
-                )
-                ad_first.append(adaptive.fraction_reaching(args.target))
-                ad_stay.append(adaptive.fraction_staying(args.target))
-                _, auto = simulation.simulate_adaptive(
-                    strengths,
-                    n_items=items,
-                    seed=seed,
-                    pairs_per_item=per_item,
-                    budget=args.sweep_budget,
-                    judge=judge,
-                    rule="auto",
-                )
-                au_first.append(auto.fraction_reaching(args.target))
-                au_stay.append(auto.fraction_staying(args.target))
-            cells = [share(v) for v in (rr_first, rr_stay, ad_first, ad_stay, au_first, au_stay)]
-            text = ["-" if c is None else f"{c:.2f}" for c in cells]
-
-            verdicts = [
-                compare(
-                    first=cells[a], stay=cells[a + 1], rr_first=cells[0], rr_stay=cells[1], budget=args.sweep_budget
-                )
-                for a in (2, 4)
-            ]
+                early = full.within(args.sweep_budget)
+                first["round-robin"].append(early.fraction_reaching(args.target))
+                stay["round-robin"].append(early.fraction_staying(args.target))
+                for rule in rules:
+                    _, run = simulation.simulate_adaptive(
+                        strengths,
+                        n_items=items,
+                        seed=seed,
+                        pairs_per_item=per_item,
+                        budget=args.sweep_budget,
+                        judge=judge,
+                        rule=rule,
+                    )
+                    # The last round may pass the budget; what it bought is left out, as round-robin's is.
+                    run = run.within(args.sweep_budget)
+                    first[rule].append(run.fraction_reaching(args.target))
+                    stay[rule].append(run.fraction_staying(args.target))
             print(
-                f"  {n_models:>6} {noise:>6.1f} {text[0]:>13} / {text[1]:<11} {text[2]:>8} / {text[3]:<6}  "
-                f"{verdicts[0]:<12} {text[4]:>13} / {text[5]:<6}  {verdicts[1]}",
+                f"  {n_models} models, noise {noise:.1f}: round-robin stopped early "
+                f"{mean_share(first['round-robin'])} / {mean_share(stay['round-robin'])}",
                 flush=True,
             )
+            for rule in rules:
+                intervals = [
+                    paired(first[rule], first["round-robin"]),
+                    paired(stay[rule], stay["round-robin"]),
+                ]
+                label = "auto (default)" if rule == "auto" else rule
+                print(
+                    f"    {label:<15} {mean_share(first[rule])} / {mean_share(stay[rule])}; minus round-robin: "
+                    + " / ".join(f"{m:+.3f} ({lo:+.3f} to {hi:+.3f})" for m, lo, hi in intervals)
+                    + f"  {verdict(intervals)}",
+                    flush=True,
+                )
     print(f"  {'time':<58} {time.perf_counter() - start:8.2f} s")
 
 
@@ -199,7 +200,9 @@ def main() -> None:
     )
     print(
         f"  at {args.budget:.0%} of the calls: true tau median {statistics.median(actual):.3f}; estimated rank "
-        f"stability (Bradley-Terry bootstrap) median {statistics.median(estimated):.3f}"
+        "stability (Bradley-Terry bootstrap) median "
+        + (f"{statistics.median(defined):.3f}" if (defined := [v for v in estimated if v is not None]) else "-")
+        + (f" ({len(estimated) - len(defined)} without a maximum likelihood)" if len(defined) < len(estimated) else "")
     )
     print(f"  {'time':<58} {time.perf_counter() - start:8.2f} s")
 

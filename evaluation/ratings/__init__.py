@@ -21,7 +21,7 @@ The code lives in submodules by concept; import the names from ``evaluation.rati
 - ``display``: the Elo-like display scale with anchors;
 - ``verdicts``: rating computation from verdicts (label-free content order, seeded passes, averaging);
 - ``pairing``: round-robin, adaptive pairing (pairs likely misordered, chosen jointly across strata) and "auto"
-  (one round-robin pass first while the models are few, then adaptive);
+  (round-robin passes while the models are few, adaptive otherwise);
 - ``agreement``: Kendall's tau-b between rankings, and Spearman, Kendall and Pearson-on-ranks correlations;
 - ``bradley_terry``: Bradley-Terry maximum-likelihood strengths (ties half a win each way) with bootstrap
   intervals, rank intervals and rank stability;

@@ -7,13 +7,13 @@ ratings. A batch is chosen greedily, one pair at a time; after each choice the t
 TrueSkill update of an even match would shrink them (``EVEN_MATCH_SHRINK``), so a batch spreads over the pairs
 in doubt instead of repeating the single best one. See docs/statistics.md for the measurements.
 
-The rule "auto" (``pairs_auto_batch``) starts with one round-robin pass when that is cheap: with few models,
-round-robin stopped after its first item already orders them, and the doubt score alone spends its first rounds
-on the close pairs while the far ones, each cheap and reliable evidence for the whole order, wait. So while some
-pair has been judged in no stratum and judging every pair once costs at most ``COVER_ROUNDS`` rounds, the round
-judges exactly the pairs not judged yet, spread over the strata; every other round is adaptive. With many models
-one pass costs many rounds (20 models, 10 items, 4 pairs an item: 190 pairs against 40 a round), and adaptive
-alone is better there.
+The rule "auto" (``pairs_auto_batch``) is round-robin in passes where a pass is cheap and adaptive elsewhere. With
+few models (judging every pair once costs at most ``COVER_ROUNDS`` rounds) each round judges the pairs judged in the
+fewest strata so far, once each, spread over the strata: the next round-robin pass, so a run stopped after any
+round is round-robin stopped early. On the sweep of issue 25 (scripts/bench_pairing.py --sweep) one pass followed
+by adaptive rounds was better with 6 and 8 models at the fitted judge noise but worse with 10 models at twice the
+noise, so with few models no adaptive round is made. With many models one pass costs many rounds (20 models, 10
+items, 4 pairs an item: 190 pairs against 40 a round), and adaptive pairing is better there.
 """
 
 import math
@@ -30,7 +30,8 @@ from evaluation.ratings.update import DEFAULT_ENVIRONMENT, TrueSkillEnvironment
 # w = v (v + t) of a TrueSkill win at t = 0: v = phi(0) / Phi(0) = sqrt(2 / pi), so w = 2 / pi. It is the share
 # of the variance, relative to the performance variance c^2, that one game between equal ratings removes.
 EVEN_MATCH_SHRINK = 2.0 / math.pi
-# "auto" covers every pair once first only when that costs at most this many rounds of adaptive pairs.
+# "auto" judges round-robin passes (every pair once more, spread over the strata) when one costs at most this many
+# rounds of adaptive pairs, and is adaptive otherwise.
 COVER_ROUNDS = 2
 
 
@@ -95,8 +96,9 @@ def pairs_adaptive_batch(
 ) -> dict[Hashable, list[PairChoice]]:
     """Choose up to ``pairs_per_stratum`` comparisons for each stratum (e.g. item and language), jointly.
 
-    With ``cover_only`` the batch holds only pairs no stratum has judged yet (most in doubt first) and ends when
-    each of them has been placed once: one round-robin pass spread over the strata (``pairs_auto_batch``).
+    With ``cover_only`` the batch holds only the pairs judged in the fewest strata so far (most in doubt first) and
+    ends when each of them has been placed once: the next round-robin pass spread over the strata
+    (``pairs_auto_batch``).
 
     ``strata`` maps each stratum to the pairs already judged there (either order), which it will not get again.
     The strata share one set of ratings, so the batch is chosen as a whole: the best pair goes to the stratum
@@ -131,12 +133,14 @@ def pairs_adaptive_batch(
     chosen: dict[Hashable, list[PairChoice]] = {}
     # A pair no stratum can take any more is dropped for the rest of the batch.
     open_pairs = np.ones(len(first), dtype=bool)
-    covered = np.zeros(len(first), dtype=bool)
+    # Under cover_only a pair counts as covered once it has been judged in more strata than the least judged pair:
+    # the batch is then the next round-robin pass (the first when some pair has been judged nowhere).
+    covered = np.ones(len(first), dtype=bool)
     if cover_only:
+        times = np.zeros(len(first), dtype=int)
         for judged in done:
-            covered[list(judged)] = True
-    else:
-        covered[:] = True
+            times[list(judged)] += 1
+        covered = times > times.min()
     while any(room) and open_pairs.any():
         spread = var[first] + var[second]
         misorder = stats.norm.sf(np.abs(mu[first] - mu[second]) / np.sqrt(spread))
@@ -204,27 +208,29 @@ def pairs_auto_batch(
     environment: TrueSkillEnvironment = DEFAULT_ENVIRONMENT,
     max_per_model: int | None = None,
 ) -> dict[Hashable, list[PairChoice]]:
-    """Choose the next round by the rule "auto": one round-robin pass first when it is cheap, then adaptive.
+    """Choose the next round by the rule "auto": round-robin passes when a pass is cheap, adaptive otherwise.
 
-    While some pair of models has been judged in no stratum and one pass over every pair costs at most
-    ``COVER_ROUNDS`` rounds (``cover_costs_rounds``), the round judges exactly the pairs not judged yet, spread
-    evenly over the strata (so a stratum may get more than ``pairs_per_stratum`` of them); otherwise it is
-    ``pairs_adaptive_batch``. Arguments as there.
+    When one pass over every pair costs at most ``COVER_ROUNDS`` rounds (``cover_costs_rounds``), the round judges
+    the pairs judged in the fewest strata so far, each once, spread evenly over the strata that have not judged it
+    (so a stratum may get more than ``pairs_per_stratum`` of them): the first round is round-robin's first pass, the
+    next its second, and so on. Otherwise it is ``pairs_adaptive_batch``. Arguments as there.
     """
     strata = {key: list(pairs) for key, pairs in strata.items()}
     if pairs_per_stratum < 0:
         raise ValueError("pairs_per_stratum cannot be negative")
     names = set(ratings)
-    judged = {
-        frozenset(pair) for pairs in strata.values() for pair in pairs if set(pair) <= names and len(set(pair)) == 2
-    }
-    uncovered = len(names) * (len(names) - 1) // 2 - len(judged)
+    times: dict[frozenset, int] = {frozenset(pair): 0 for pair in pairs_round_robin(sorted(names))}
+    for pairs in strata.values():
+        for pair in {frozenset(pair) for pair in pairs} & times.keys():
+            times[pair] += 1
+    fewest = min(times.values(), default=0)
+    behind = sum(count == fewest for count in times.values())
     rounds = cover_costs_rounds(len(names), n_strata=len(strata), pairs_per_stratum=pairs_per_stratum)
-    cover = uncovered > 0 and rounds <= COVER_ROUNDS
+    cover = bool(times) and rounds <= COVER_ROUNDS
     return pairs_adaptive_batch(
         ratings,
         strata=strata,
-        pairs_per_stratum=math.ceil(uncovered / len(strata)) if cover else pairs_per_stratum,
+        pairs_per_stratum=math.ceil(behind / len(strata)) if cover else pairs_per_stratum,
         seed=seed,
         environment=environment,
         max_per_model=max_per_model,

@@ -84,6 +84,11 @@ class Tournament:
                 return calls / self.round_robin_calls
         return None
 
+    def within(self, budget: float) -> "Tournament":
+        """Return the progress up to ``budget`` (a share of round-robin's calls): round-robin stopped there."""
+        kept = sum(calls <= budget * self.round_robin_calls for calls in self.calls)
+        return Tournament(self.calls[:kept], self.taus[:kept], self.round_robin_calls)
+
     def fraction_staying(self, target: float) -> float | None:
         """Return the share of calls from which tau stayed at ``target`` or above until the end (None if never)."""
         staying = None
@@ -106,18 +111,36 @@ def ranking_tau(verdicts: list[Verdict], names: list[str], *, seed: int = 0) -> 
     return rank_agreement({r.model: r.mu for r in result.ratings}, truth).tau
 
 
+def judge_draws(
+    strengths: list[float], *, n_items: int, seed: int, judge: SimulatedJudge = SimulatedJudge()
+) -> dict[tuple[str, str], list[int]]:
+    """Return the judge's scores for each pair (names sorted), its ``k``-th comparison of that pair at index ``k``.
+
+    Common random numbers: every rule of a seed reads the same draws, so round-robin's ``k``-th item and a rule's
+    ``k``-th comparison of a pair get the same verdict and rules differ only in which pairs they judge. The draws
+    are made item by item in round-robin order, as round-robin judges them.
+    """
+    rng = np.random.default_rng(seed)
+    names = model_names(len(strengths))
+    mu = dict(zip(names, strengths, strict=True))
+    draws: dict[tuple[str, str], list[int]] = {pair: [] for pair in pairs_round_robin(names)}
+    for _ in range(n_items):
+        for a, b in draws:
+            draws[(a, b)].append(judge.comparison(rng, mu[a], mu[b]))
+    return draws
+
+
 def simulate_round_robin(
     strengths: list[float], *, n_items: int, seed: int, judge: SimulatedJudge = SimulatedJudge()
 ) -> tuple[list[Verdict], Tournament]:
     """Judge every pair on every item; return the verdicts and the progress after each item."""
-    rng = np.random.default_rng(seed)
     names = model_names(len(strengths))
-    mu = dict(zip(names, strengths, strict=True))
+    draws = judge_draws(strengths, n_items=n_items, seed=seed, judge=judge)
     verdicts: list[Verdict] = []
     calls, taus = [], []
-    for _ in range(n_items):
+    for item in range(n_items):
         for a, b in pairs_round_robin(names):
-            verdicts.append(Verdict(a, b, judge.comparison(rng, mu[a], mu[b])))
+            verdicts.append(Verdict(a, b, draws[(a, b)][item]))
         calls.append(2 * len(verdicts))
         taus.append(ranking_tau(verdicts, names, seed=seed))
     total = n_items * len(names) * (len(names) - 1)
@@ -142,9 +165,8 @@ def simulate_adaptive(
     a round that covers every pair once (``pairs_auto_batch``) costs what round-robin's first item costs.
     """
     choose = {"adaptive": pairs_adaptive_batch, "auto": pairs_auto_batch}[rule]
-    rng = np.random.default_rng(seed)
     names = model_names(len(strengths))
-    mu = dict(zip(names, strengths, strict=True))
+    draws = judge_draws(strengths, n_items=n_items, seed=seed, judge=judge)
     round_robin_calls = n_items * len(names) * (len(names) - 1)
     judged: dict[int, set[tuple[str, str]]] = {item: set() for item in range(n_items)}
     verdicts: list[Verdict] = []
@@ -163,8 +185,8 @@ def simulate_adaptive(
         for item, choices in sorted(batch.items()):
             for choice in choices:
                 a, b = sorted((choice.model_a, choice.model_b))
+                verdicts.append(Verdict(a, b, draws[(a, b)][sum((a, b) in pairs for pairs in judged.values())]))
                 judged[item].add((a, b))
-                verdicts.append(Verdict(a, b, judge.comparison(rng, mu[a], mu[b])))
         round_number += 1
         calls.append(2 * len(verdicts))
         taus.append(ranking_tau(verdicts, names, seed=seed))

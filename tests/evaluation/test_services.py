@@ -137,15 +137,22 @@ def test_auto_pairing_is_the_default_and_first_judges_every_pair_once_where_that
     run.refresh_from_db()
     every_pair = {frozenset(p) for p in pairs_round_robin(sorted(m.code for m in run.models.all()))}
     first_round: dict[int, list[frozenset]] = defaultdict(list)
+    second_round: dict[int, list[frozenset]] = defaultdict(list)
     items: dict[int, set[int]] = defaultdict(set)
+    at_item: dict[int, list[frozenset]] = defaultdict(list)
     for v in PairVerdict.objects.filter(run=run, order="AB").select_related("item", "model_a", "model_b"):
         items[v.item.dimension_id].add(v.item_id)
-        if v.round == 1:
-            first_round[v.item.dimension_id].append(frozenset((v.model_a.code, v.model_b.code)))
+        at_item[v.item_id].append(frozenset((v.model_a.code, v.model_b.code)))
+        rounds = first_round if v.round == 1 else second_round
+        rounds[v.item.dimension_id].append(frozenset((v.model_a.code, v.model_b.code)))
     # 6 pairs against 3 an item and round: one pass costs at most two rounds in every dimension, so round 1 judges
     # each pair exactly once there, spread over the dimension's items.
     assert items and all(len(every_pair) <= 2 * 3 * len(ids) for ids in items.values())
     for dimension in items:
         assert sorted(first_round[dimension], key=sorted) == sorted(every_pair, key=sorted)
+        # Round 2 is the start of the second pass, not an adaptive round: no pair twice, none judged again at an item.
+        assert len(second_round[dimension]) == len(set(second_round[dimension])) <= len(every_pair)
+    assert all(len(pairs) == len(set(pairs)) for pairs in at_item.values())
+    assert any(second_round.values())
     summary = run.report["subjective"]["pairing_summary"]
     assert summary["rule"] == "auto" and run.report["pairing"] == "auto"
