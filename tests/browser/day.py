@@ -17,7 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.management import call_command
 from playwright.sync_api import Browser, Page, expect
 
-from annotation.items.models import Benchmark
+from annotation.items.models import Benchmark, Item
 from annotation.labelling import services as comparisons
 from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, LabelAssignment
 from annotation.releases import services as releases
@@ -34,6 +34,7 @@ from tests.factories.screening import make_review
 FITS = "() => document.scrollingElement.scrollWidth <= document.scrollingElement.clientWidth"
 # A worker runs the judges, the models and the reports: generous on a loaded machine.
 WORK_TIMEOUT_MS = 180_000
+REVISE_COMMENT = "Say whose feelings the question asks about."
 REPLIES = (
     "That sounds hard; what happened when they cancelled?",
     "I'm really sorry to hear that. It's completely understandable to feel this way.",
@@ -57,6 +58,19 @@ def day_prepare(
     the expert accepts it), an open prompt with three replies and a set for the expert to label, a set both experts
     labelled (to calibrate the candidate ``judges`` on), and an empty draft release."""
     facet = Benchmark.objects.get(slug="facet")
+    # The expert's own item, sent back to its author by an earlier round: the expert revises it.
+    mine = make_item(uid=f"{tag}-mine", user=expert).uid
+    returned = screening.round_open(
+        benchmark=facet,
+        title=f"Day earlier round {tag}",
+        user=lead,
+        reviewers=[other_expert, lead],
+        reviewers_per_item=2,
+        uids=[mine],
+    )
+    for reviewer in (other_expert, lead):
+        make_review(round=returned, uid=mine, reviewer=reviewer, decision="revise", comment=REVISE_COMMENT)
+    screening.round_close(round=returned, user=lead)
     uids = []
     for n in range(2):
         content = mcq_content()
@@ -98,12 +112,13 @@ def day_prepare(
         languages=("en",),
         dimensions=emotion_matching,
     )
-    draft = releases.release_create(benchmark=facet, version=version, title=f"Day draft {tag}", user=admin, filters={})
+    draft = releases.release_create(benchmark=facet, version=version, title=f"Day draft {tag}: the accepted items of the spring study", user=admin, filters={})
     draft.entries.all().delete()
     return {
         "tag": tag,
         "round": screening_round,
         "uids": uids,
+        "mine": mine,
         "set": label_set,
         "calibration_set": calibration_set,
         "judges": judges,
@@ -218,10 +233,22 @@ def expect_pair(page: Page, shown: str) -> None:
 
 
 def expert_day(walk: Walk, data: dict, expert: AbstractBaseUser) -> None:
-    """Review both items with the keys, then label with the keys, put one aside and go back to the label given."""
+    """Revise an item the reviewers sent back, review two items with the keys, then label with the keys, put one
+    comparison aside and go back to the label given."""
     page = walk.page
     walk.sign_in(expert)
     walk.go("/")
+    walk.go(f"/items/{data['mine']}/")
+    expect(page.locator(".review-card").first).to_contain_text(REVISE_COMMENT)
+    walk.submit("nav.tabs a[href$='/edit/']")
+    question = "How does Mia, the friend who was let down, most likely feel?"
+    page.fill("#en-question", question)
+    page.fill("#id_message", "Revised after review: whose feelings")
+    walk.submit("#save-revision")
+    expect(page.locator(".history table")).to_contain_text("Revised after review")
+    item = Item.objects.select_related("current_revision").get(uid=data["mine"])
+    assert item.current_revision.number == 2 and item.current_revision.author_id == expert.pk
+    assert item.current_revision.content["en"]["question"] == question
     walk.go(f"/screening/{data['round'].pk}/review/")
     for key in ["4", "5", "3", "3", "4", "4", "p", "a"]:
         page.keyboard.press(key)
