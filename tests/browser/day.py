@@ -112,7 +112,13 @@ def day_prepare(
         languages=("en",),
         dimensions=emotion_matching,
     )
-    draft = releases.release_create(benchmark=facet, version=version, title=f"Day draft {tag}: the accepted items of the spring study", user=admin, filters={})
+    draft = releases.release_create(
+        benchmark=facet,
+        version=version,
+        title=f"Day draft {tag}: the accepted items of the spring study",
+        user=admin,
+        filters={},
+    )
     draft.entries.all().delete()
     return {
         "tag": tag,
