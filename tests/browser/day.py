@@ -139,7 +139,9 @@ class Walk:
     def __init__(self, browser: Browser, url: str, width: int, language: str, password: str) -> None:
         self.context = browser.new_context(locale="en-US", viewport={"width": width, "height": 800})
         self.page: Page = self.context.new_page()
-        self.page.set_default_timeout(30_000)
+        # Generous: the machine may be loaded (the first page of a fresh server takes its start-up).
+        self.page.set_default_timeout(60_000)
+        self.page.set_default_navigation_timeout(120_000)
         self.url, self.width, self.language, self.password = url, width, language, password
         self.errors: list[str] = []
         self.wide: list[str] = []
