@@ -44,7 +44,7 @@ test-fast: $(VENV)/.installed ## ruff and the tests without browser and worker p
 lint: $(VENV)/.installed ## ruff
 	$(PY) -m ruff check .
 
-bench: $(VENV)/.installed ## the benchmarks: LLM runs, ratings, pages, imports, labelling
+bench: $(VENV)/.installed ## the benchmarks: LLM runs, ratings, pages, imports, labelling, a day in the browser
 	$(PY) scripts/bench.py $(BENCH_ARGS)
 	$(PY) scripts/bench_batch.py
 	$(PY) scripts/bench_ratings.py
@@ -55,6 +55,8 @@ bench: $(VENV)/.installed ## the benchmarks: LLM runs, ratings, pages, imports, 
 	$(PY) scripts/bench_pages.py --items 2000 --runs 5
 	$(PY) scripts/bench_label_efficiency.py
 	$(PY) scripts/bench_label_efficiency.py --settings
+	@# Every role's day in Chromium on the demo data: responses over 0.5 s of server time and the ten slowest.
+	$(PY) scripts/bench_day.py
 	d=$$(mktemp -d) && export DEBUG=1 DATABASE_URL=sqlite:///$$d/bench.sqlite3 && $(PY) manage.py migrate -v 0 && \
 		$(PY) scripts/bench_import.py --items 2000 --release 500
 

@@ -1,5 +1,6 @@
 """Evaluation pages: runs, a run's progress and report, figures and downloads, drill-down to the evidence."""
 
+from datetime import timedelta
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -8,6 +9,7 @@ from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
@@ -23,12 +25,14 @@ from evaluation.forms import ContaminationCheckForm, EvaluationBudgetForm, Evalu
 from evaluation.models import ContaminationCheck, EvaluationRun
 from evaluation.progress import run_progress, runs_progress
 from evaluation.report import report_file
-from evaluation.report.files import dimension_names, page_figures, table_file_names
+from evaluation.report.files import dimension_names, figures_cache_shared, page_figures, table_file_names
 from evaluation.services.runs import evaluation_budget_set
 from llm.models import Run
 from llm.views import duration_text
 
 RUNS_PER_PAGE = 50
+# How long after a run finished its page waits for the worker's figures before drawing them itself.
+FIGURES_WAIT = timedelta(minutes=2)
 
 BLIND = gettext_lazy(
     "Evaluation runs, reports, drill-downs and files show responses under model codes next to the endpoints "
@@ -121,7 +125,11 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if run.report:
         names = dimension_names(run, run.report)
         context["report"] = run.report
-        context["figures"] = page_figures(run, names)
+        # The worker that stored the report draws its figures next (services.figures_draw): for a while, the page
+        # shows the report without them and polls, rather than drawing them again in the request (seconds).
+        wait = figures_cache_shared() and run.finished_at and timezone.now() - run.finished_at < FIGURES_WAIT
+        figures = page_figures(run, names, draw=not wait)
+        context["figures"], context["figures_pending"] = figures or [], figures is None
         context["table_files"] = table_file_names(
             eicap=bool(run.report.get("eicap")), held_out=bool(run.report.get("held_out"))
         )

@@ -3,7 +3,8 @@
 import hashlib
 import json
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.utils.translation import get_language
 
 from annotation.items.models import Dimension
@@ -249,28 +250,41 @@ def dimension_names(run: EvaluationRun, report: dict) -> dict[str, str]:
     return {code: (name_zh if zh and name_zh else name_en) for code, name_en, name_zh in rows}
 
 
-def run_figures(run: EvaluationRun, fmt: str, names: dict[str, str] | None = None) -> dict[str, bytes]:
+def run_figures(
+    run: EvaluationRun, fmt: str, names: dict[str, str] | None = None, *, draw: bool = True
+) -> dict[str, bytes] | None:
     """Return the figures of a run's report in one format and the active language, drawn once, then cached.
 
     A report never changes under its checksum, so the figures are cached by run, checksum, language, format and
     the dimension names (a renamed dimension redraws them). The page needs only the SVGs; PNG and PDF (the PDF
     embeds font subsets, the slowest to write) are drawn when first downloaded. ``names``: the report's
-    ``dimension_names``, when the caller has read them already.
+    ``dimension_names``, when the caller has read them already. With ``draw`` false, None when they are not drawn.
     """
     names = dimension_names(run, run.report) if names is None else names
     language = get_language() or "en"
     names_key = hashlib.sha256(json.dumps(names, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
     key = f"evaluation-figures:{FIGURES_VERSION}:{run.pk}:{run.report_digest}:{language}:{fmt}:{names_key}"
     drawn = cache.get(key)
+    if drawn is None and not draw:
+        return None
     if drawn is None:
         drawn = figures(run.report, names, formats=(fmt,))
         cache.set(key, drawn, timeout=None)
     return drawn
 
 
-def page_figures(run: EvaluationRun, names: dict[str, str] | None = None) -> list[dict]:
-    """Return the figures shown on the run's page: stem, caption, the SVG as a data URI, and the download names."""
-    drawn = run_figures(run, "svg", names)
+def figures_cache_shared() -> bool:
+    """Whether figures a worker draws reach the web processes (a shared cache, not one per process)."""
+    return not isinstance(caches["default"], LocMemCache)
+
+
+def page_figures(run: EvaluationRun, names: dict[str, str] | None = None, *, draw: bool = True) -> list[dict] | None:
+    """Return the figures shown on the run's page: stem, caption, the SVG as a data URI, and the download names.
+
+    With ``draw`` false, None when they are not drawn yet (a worker is drawing them)."""
+    drawn = run_figures(run, "svg", names, draw=draw)
+    if drawn is None:
+        return None
     titles = figure_titles()
     shown = []
     for stem in figure_stems(run.report.get("languages", []), report_eicap_languages(run.report)):

@@ -213,3 +213,41 @@ def test_the_report_names_its_settings_and_reasons_in_the_readers_language(
     for code in ("“sqrt”", "“facet_tie”", "a variable is constant", "needs at least three paired values"):
         assert code not in chinese, code
     assert "平方根" in chinese
+
+
+def test_a_run_just_finished_shows_its_report_while_the_worker_draws_its_figures(
+    frozen_release, primary, make_endpoint, researcher, login, monkeypatch
+):
+    """The poll that finds the report right after the worker stored it does not draw the figures again (seconds
+    of matplotlib on the request): it shows the report, says the figures are coming and keeps polling; once the
+    worker has drawn them they are read; if it never does, the page draws them itself after a while."""
+    from datetime import timedelta
+
+    from django.core.cache import cache
+    from django.utils import timezone
+
+    from evaluation import views
+    from evaluation.models import EvaluationRun
+    from evaluation.report import files
+    from evaluation.services.runs import figures_draw
+
+    endpoints = [make_endpoint("sim-mcq-acc90"), make_endpoint("sim-style-concise")]
+    run = make_evaluation_run(name="fresh", release=frozen_release, endpoints=endpoints, user=researcher)
+    cache.clear()  # as if the worker had not drawn them yet
+    monkeypatch.setattr(views, "figures_cache_shared", lambda: True)
+    client = login(researcher)
+    live = {"HTTP_HX_REQUEST": "true"}
+    with monkeypatch.context() as patched:
+        patched.setattr(files, "figures", lambda *args, **kwargs: pytest.fail("the request drew a figure"))
+        pending = client.get(f"/evaluation/{run.pk}/?part=live", **live).content.decode()
+        full = client.get(f"/evaluation/{run.pk}/").content.decode()
+    for html in (pending, full):
+        assert 'id="figures-pending"' in html and 'hx-get="?part=live"' in html and "M01" in html
+        assert "data:image/svg+xml" not in html
+    figures_draw(run_id=run.pk)
+    drawn = client.get(f"/evaluation/{run.pk}/?part=live", **live).content.decode()
+    assert "data:image/svg+xml" in drawn and 'id="figures-pending"' not in drawn and "hx-get" not in drawn
+    cache.clear()
+    EvaluationRun.objects.filter(pk=run.pk).update(finished_at=timezone.now() - views.FIGURES_WAIT - timedelta(1))
+    late = client.get(f"/evaluation/{run.pk}/").content.decode()
+    assert "data:image/svg+xml" in late and 'id="figures-pending"' not in late
