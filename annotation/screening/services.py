@@ -76,13 +76,9 @@ def round_open(
     errors += _uids_left_out(uids or [], items=items, benchmark=benchmark)
     if errors:
         raise ValidationError(errors)
-    number = (
-        ScreeningRound.objects.filter(benchmark=benchmark).order_by("-number").values_list("number", flat=True).first()
-        or 0
-    ) + 1
     round = ScreeningRound(
         benchmark=benchmark,
-        number=number,
+        number=_next_number(benchmark),
         title=title,
         filters=filters,
         reviewers_per_item=reviewers_per_item,
@@ -105,6 +101,12 @@ def round_open(
             reference={"round": round.pk, "number": round.number},
         )
     return round
+
+
+def _next_number(benchmark: Benchmark) -> int:
+    """Return the number the benchmark's next round takes."""
+    last = ScreeningRound.objects.filter(benchmark=benchmark).order_by("-number").values_list("number", flat=True)
+    return (last.first() or 0) + 1
 
 
 def _uids_left_out(uids: list[str], *, items: list[Item], benchmark: Benchmark) -> list[str]:
