@@ -16,6 +16,7 @@ from annotation.items.models import Dimension
 from calibration.models import CalibrationRun
 from calibration.report import report_digest
 from core.figures import FORMATS, NEGATIVE, NEUTRAL, POSITIVE, figure_files, new_figure, svg_data_uri
+from core.i18n import in_ui_language
 
 # Part of the cache key of drawn figures: bump it when the drawing changes.
 FIGURES_VERSION = 2
@@ -102,10 +103,9 @@ def forest_plot(report: dict, dimension_names: dict[str, str]) -> Figure:
 def dimension_names(report: dict) -> dict[str, str]:
     """Return the name of each dimension stratum of the report in the active language, by code (one query)."""
     codes = {s["key"].partition(":")[2] for s in report.get("strata", []) if s["key"].startswith("dimension:")}
-    zh = (get_language() or "en").startswith("zh")
     names: dict[str, str] = {}
     for code, name_en, name_zh in Dimension.objects.filter(code__in=codes).values_list("code", "name_en", "name_zh"):
-        names.setdefault(code, name_zh if zh and name_zh else name_en)
+        names.setdefault(code, in_ui_language(name_en, name_zh))
     return names
 
 

@@ -5,7 +5,6 @@ SHA-256 so that a selection can name exactly the report it was made on. Rendered
 (JSON, CSV, LaTeX) too.
 """
 
-import hashlib
 import json
 import math
 from decimal import Decimal
@@ -20,7 +19,7 @@ from calibration.models import CalibrationRun, CombineRule
 from calibration.report_facts import CalibrationFacts, ComparisonFacts
 from calibration.selectors import calibration_report_facts
 from calibration.suggestion import suggest
-from core.canonical import canonical_json
+from core.canonical import canonical_digest as report_digest  # noqa: F401 (re-exported: the report's checksum)
 from core.csvsafe import csv_text
 from core.latex import latex_escape
 
@@ -294,11 +293,6 @@ def _planning(
         labels_per_comparison=per_comparison,
         seconds_per_label=seconds_per_label,
     )
-
-
-def report_digest(report: dict) -> str:
-    """Return the SHA-256 of the report's canonical JSON."""
-    return hashlib.sha256(canonical_json(report).encode("utf-8")).hexdigest()
 
 
 def _rows(report: dict) -> list[dict]:

@@ -13,15 +13,11 @@ from django.utils.translation import gettext as _
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from calibration.charts import language_name
 from core.figures import CATEGORICAL, FORMATS, NEGATIVE, NEUTRAL, POSITIVE, figure_files, new_figure, wrap_label
 from evaluation.eicap_charts import eicap_builders, eicap_titles
 
 MARKERS = ["o", "s", "^", "D", "v", "P"]
-
-
-def language_name(code: str) -> str:
-    """Return the readable name of a benchmark language code."""
-    return {"en": _("English"), "zh": _("Chinese")}.get(code, code)
 
 
 def typology_name(code: str | None) -> str:

@@ -24,6 +24,20 @@ from llm.calls import CHAT, idempotency_key, response_text, usage_tokens
 from llm.parsers import REPLY_MAX_DEPTH, Parser
 
 TRANSIENT = {"rate_limited", "server_error", "timeout", "connection", "other_transient"}
+# An error status's failure kind and message (``_status_failure``); 5xx is a server error, any other status "other".
+STATUS_FAILURES = {
+    429: ("rate_limited", "Rate limited (429): {provider}"),
+    408: ("other_transient", "HTTP {status}: {provider}"),
+    409: ("other_transient", "HTTP {status}: {provider}"),
+    401: ("auth", "Not authorised ({status}): {provider}"),
+    403: ("auth", "Not authorised ({status}): {provider}"),
+    404: ("not_found", "Not found (404): {provider} (check the model name and that the base URL ends in /v1)."),
+    400: ("bad_request", "Bad request ({status}): {provider}"),
+    413: ("bad_request", "Bad request ({status}): {provider}"),
+    422: ("bad_request", "Bad request ({status}): {provider}"),
+}
+SERVER_FAILURE = ("server_error", "Server error ({status}): {provider}")
+OTHER_FAILURE = ("other", "HTTP {status}: {provider}")
 # Errors that say the endpoint itself is wrong, not this one request: a run stops at the first one.
 ENDPOINT_ERRORS = {"auth", "not_found", "invalid_response", "missing_key", "key_not_allowed", "config"}
 # Error codes of a 400 that are about the endpoint's settings (model, key, parameter names), never one prompt's content.
@@ -201,36 +215,26 @@ def classify_exception(exc: BaseException, *, base_url: str) -> Failure:
         cause = refused[0] if refused else (causes[-1] if causes else exc)
         return Failure("connection", f"Could not connect to {base_url}: {str(cause) or type(cause).__name__}.")
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        provider = _text_of(exc.body)
-        headers = getattr(exc.response, "headers", None)
-        if status == 429:
-            return Failure(
-                "rate_limited", f"Rate limited (429): {provider}", status, retry_after_seconds(headers), provider
-            )
-        if status >= 500:
-            return Failure("server_error", f"Server error ({status}): {provider}", status, retry_after_seconds(headers))
-        if status in (408, 409):
-            return Failure("other_transient", f"HTTP {status}: {provider}", status, retry_after_seconds(headers))
-        if status in (401, 403):
-            return Failure("auth", f"Not authorised ({status}): {provider}", status)
-        if status == 404:
-            return Failure(
-                "not_found",
-                f"Not found (404): {provider} (check the model name and that the base URL ends in /v1).",
-                status,
-            )
-        if status in (400, 422) and error_code(exc.body) in CONFIG_CODES:
-            return Failure(
-                "config",
-                f"The endpoint's settings are refused ({status} {error_code(exc.body)}): {provider} (check the model "
-                f"name, the key and the parameters the endpoint sends).",
-                status,
-            )
-        if status in (400, 413, 422):
-            return Failure("bad_request", f"Bad request ({status}): {provider}", status)
-        return Failure("other", f"HTTP {status}: {provider}", status)
+        return _status_failure(exc)
     return Failure("other", f"{type(exc).__name__}: {exc}")
+
+
+def _status_failure(exc: openai.APIStatusError) -> Failure:
+    """Turn an error status into its failure; a kind a retry may cure keeps the reply's Retry-After."""
+    status = exc.status_code
+    provider = _text_of(exc.body)
+    if status in (400, 422) and error_code(exc.body) in CONFIG_CODES:
+        return Failure(
+            "config",
+            f"The endpoint's settings are refused ({status} {error_code(exc.body)}): {provider} (check the model "
+            f"name, the key and the parameters the endpoint sends).",
+            status,
+        )
+    kind, message = STATUS_FAILURES.get(status, SERVER_FAILURE if status >= 500 else OTHER_FAILURE)
+    retry_after = retry_after_seconds(getattr(exc.response, "headers", None)) if kind in TRANSIENT else None
+    # A rate limit keeps the provider's words as its raw text too.
+    raw = provider if kind == "rate_limited" else ""
+    return Failure(kind, message.format(status=status, provider=provider), status, retry_after, raw)
 
 
 def read_reply(response: httpx2.Response, api_style: str) -> tuple[dict, str] | Failure:

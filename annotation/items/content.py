@@ -15,6 +15,7 @@ are real states of work in progress: they are stored with the revision and shown
 import hashlib
 import re
 from dataclasses import asdict, dataclass
+from functools import partial
 
 from django.utils.translation import gettext as _
 
@@ -88,43 +89,36 @@ def _validate_version(kind: str, version: object, path: str, max_chars: int) -> 
     if not isinstance(version, dict):
         return [ContentError(path, _("must be an object"))]
     errors: list[ContentError] = []
-    allowed = FIELDS[kind]
-    shape = infer_kind(version)
-    for key in version:
-        if key not in allowed and shape == kind:
-            errors.append(ContentError(f"{path}.{key}", _("unknown field for a %(kind)s item") % {"kind": kind}))
-    for key in ("context", "question", "prompt"):
-        if key in version:
-            errors.extend(_check_text(version[key], f"{path}.{key}", max_chars, allow_empty=key == "context"))
-    if "options" in version:
-        errors.extend(_check_options(version["options"], f"{path}.options", max_chars))
-    if "answer" in version:
-        errors.extend(_check_answer_type(version["answer"], f"{path}.answer"))
-    if "turns" in version:
-        turns = version["turns"]
-        if not isinstance(turns, list):
-            errors.append(ContentError(f"{path}.turns", _("must be a list of turns")))
-        elif len(turns) > MAX_TURNS:
-            errors.append(
-                ContentError(
-                    f"{path}.turns", _("at most %(max)s turns, got %(n)s") % {"max": MAX_TURNS, "n": len(turns)}
-                )
-            )
-        else:
-            for i, turn in enumerate(turns):
-                tpath = f"{path}.turns[{i}]"
-                if not isinstance(turn, dict):
-                    errors.append(ContentError(tpath, _("must be an object")))
-                    continue
-                for key in turn:
-                    if key not in TURN_FIELDS:
-                        errors.append(ContentError(f"{tpath}.{key}", _("unknown field for a turn")))
-                if "user" in turn:
-                    errors.extend(_check_text(turn["user"], f"{tpath}.user", max_chars, allow_empty=False))
-                if "options" in turn:
-                    errors.extend(_check_options(turn["options"], f"{tpath}.options", max_chars))
-                if "answer" in turn:
-                    errors.extend(_check_answer_type(turn["answer"], f"{tpath}.answer"))
+    if infer_kind(version) == kind:
+        unknown = _("unknown field for a %(kind)s item") % {"kind": kind}
+        errors += [ContentError(f"{path}.{key}", unknown) for key in version if key not in FIELDS[kind]]
+    return errors + _check_fields(version, VERSION_CHECKS, path, max_chars)
+
+
+def _check_fields(fields: dict, checked: tuple[str, ...], path: str, max_chars: int) -> list[ContentError]:
+    """Check the fields named in ``checked`` that ``fields`` holds, in that order (``FIELD_CHECKS``)."""
+    errors: list[ContentError] = []
+    for key in checked:
+        if key in fields:
+            errors += FIELD_CHECKS[key](fields[key], f"{path}.{key}", max_chars)
+    return errors
+
+
+def _check_turns(turns: object, path: str, max_chars: int) -> list[ContentError]:
+    if not isinstance(turns, list):
+        return [ContentError(path, _("must be a list of turns"))]
+    if len(turns) > MAX_TURNS:
+        return [ContentError(path, _("at most %(max)s turns, got %(n)s") % {"max": MAX_TURNS, "n": len(turns)})]
+    errors: list[ContentError] = []
+    for i, turn in enumerate(turns):
+        tpath = f"{path}[{i}]"
+        if not isinstance(turn, dict):
+            errors.append(ContentError(tpath, _("must be an object")))
+            continue
+        errors += [
+            ContentError(f"{tpath}.{key}", _("unknown field for a turn")) for key in turn if key not in TURN_FIELDS
+        ]
+        errors += _check_fields(turn, TURN_CHECKS, tpath, max_chars)
     return errors
 
 
@@ -161,11 +155,26 @@ def _check_options(value: object, path: str, max_chars: int) -> list[ContentErro
     return errors
 
 
-def _check_answer_type(value: object, path: str) -> list[ContentError]:
+def _check_answer_type(value: object, path: str, max_chars: int = 0) -> list[ContentError]:
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return []
     message = _("must be a 0-based option index (integer) or null, got %(value)s") % {"value": repr(value)}
     return [ContentError(path, message)]
+
+
+# How each field of a language version and of a turn is checked: ``check(value, path, max_chars)``. The fields of a
+# version and of a turn are checked in the order of ``VERSION_CHECKS`` and ``TURN_CHECKS``, and so are their errors.
+FIELD_CHECKS = {
+    "context": partial(_check_text, allow_empty=True),
+    "question": partial(_check_text, allow_empty=False),
+    "prompt": partial(_check_text, allow_empty=False),
+    "user": partial(_check_text, allow_empty=False),
+    "options": _check_options,
+    "answer": _check_answer_type,
+    "turns": _check_turns,
+}
+VERSION_CHECKS = ("context", "question", "prompt", "options", "answer", "turns")
+TURN_CHECKS = ("user", "options", "answer")
 
 
 def infer_kind(version: dict) -> str | None:

@@ -18,6 +18,7 @@ import re
 from dataclasses import asdict, dataclass
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 FORMAT = "eistudio-item/1"
 LANGUAGES = ("en", "zh")
@@ -63,6 +64,17 @@ EU_QUESTION = {
 ZH_QUESTION_TYPES = {"action": "行动", "response": "回应"}
 
 _QID = re.compile(r"\d+")
+# A label that matches no choice, or more than one, leaves the answer empty with this fault.
+LABEL_FAULTS = {
+    "not_found": gettext_noop(
+        "qid %(qid)s (%(language)s): %(label_field)s %(label)s is not among the %(choices_field)s; "
+        "the answer is left empty."
+    ),
+    "ambiguous": gettext_noop(
+        "qid %(qid)s (%(language)s): %(label_field)s %(label)s matches more than one of the "
+        "%(choices_field)s; the answer is left empty."
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -218,50 +230,15 @@ def _convert_qid(
     task: str, qid: str, first_line: int, by_lang: dict, benchmark: str, faults: list[SourceFault]
 ) -> list[dict]:
     """Return the records of one qid (one for EA, up to two for EU)."""
-    for lang in LANGUAGES:
-        if lang not in by_lang:
-            present = ", ".join(
-                _("%(language)s on line %(line)s") % {"language": other, "line": by_lang[other][0]}
-                for other in LANGUAGES
-                if other in by_lang
-            )
-            message = _("qid %(qid)s: there is no %(language)s row (only %(present)s).") % {
-                "qid": qid,
-                "language": lang,
-                "present": present,
-            }
-            faults.append(SourceFault(first_line, "language", message))
-    usable: dict[str, tuple[int, dict]] = {}
-    for lang in LANGUAGES:
-        if lang not in by_lang:
-            continue
-        line, row = by_lang[lang]
-        problems = [
-            *(_text_problem(row, field) for field in COMMON_FIELDS),
-            *(_text_problem(row, field) for field in CATEGORY_FIELDS[task]),
-        ]
-        category = row.get(CATEGORY_FIELDS[task][0])
-        if isinstance(category, str) and category.strip() and not dimension_code(task, category):
-            problems.append(
-                (
-                    CATEGORY_FIELDS[task][0],
-                    _("%(value)s has no letters or digits to name a dimension") % {"value": repr(category)},
-                )
-            )
-        reported = [(field, problem) for field, problem in problems if field]
-        for field, problem in reported:
-            message = _("qid %(qid)s (%(language)s): %(problem)s; the %(language)s version is left out.") % {
-                "qid": qid,
-                "language": lang,
-                "problem": problem,
-            }
-            faults.append(SourceFault(line, field, message))
-        if not reported:
-            usable[lang] = (line, row)
+    _report_missing_languages(qid, first_line, by_lang, faults)
+    usable = {
+        lang: by_lang[lang]
+        for lang in LANGUAGES
+        if lang in by_lang and _version_usable(task, qid, lang, by_lang[lang], faults)
+    }
     if not usable:
         return []
     shared = {field: _shared_value(qid, first_line, usable, field, faults) for field in CATEGORY_FIELDS[task]}
-    dimension = dimension_code(task, shared[CATEGORY_FIELDS[task][0]])
     metadata = {
         "source": SOURCE_NAME,
         "citation": CITATION,
@@ -277,52 +254,96 @@ def _convert_qid(
         versions, matches = _build_versions(task, qid, part, choices_field, label_field, usable, faults)
         if not versions:
             continue
-        counts = {lang: len(version["options"]) for lang, version in versions.items()}
-        if len(set(counts.values())) > 1:
-            described = ", ".join(
-                _("%(n)s in %(language)s (line %(line)s)") % {"n": n, "language": lang, "line": usable[lang][0]}
-                for lang, n in counts.items()
-            )
-            faults.append(
-                SourceFault(
-                    first_line,
-                    choices_field,
-                    _(
-                        "qid %(qid)s: the languages have different numbers of %(field)s: "
-                        "%(described)s; both are kept as they are."
-                    )
-                    % {"qid": qid, "field": choices_field, "described": described},
-                )
-            )
-        uid = f"{benchmark}-{task.lower()}-{qid}" + (f"-{part}" if part else "")
-        item_metadata = {**metadata, "answer_match": matches}
-        if part:
-            item_metadata["question"] = part
-            other = "cause" if part == "emotion" else "emotion"
-            item_metadata["paired_uid"] = f"{benchmark}-{task.lower()}-{qid}-{other}"
-            if part == "cause":
-                item_metadata["emotion_label"] = {
-                    lang: row["emotion_label"]
-                    for lang, (_, row) in usable.items()
-                    if isinstance(row.get("emotion_label"), str)
-                }
+        _report_option_counts(qid, first_line, choices_field, versions, usable, faults)
         records.append(
             {
                 "format": FORMAT,
-                "uid": uid,
+                "uid": f"{benchmark}-{task.lower()}-{qid}" + (f"-{part}" if part else ""),
                 "benchmark": benchmark,
-                "dimension": dimension,
+                "dimension": dimension_code(task, shared[CATEGORY_FIELDS[task][0]]),
                 "kind": "mcq",
                 "scenario": None,
                 "emotions": [],
                 "crisis_level": None,
                 "difficulty": "",
                 "origin": "imported",
-                "metadata": item_metadata,
+                "metadata": {**metadata, "answer_match": matches, **_part_metadata(task, qid, part, benchmark, usable)},
                 "content": versions,
             }
         )
     return records
+
+
+def _report_missing_languages(qid: str, first_line: int, by_lang: dict, faults: list[SourceFault]) -> None:
+    present = ", ".join(
+        _("%(language)s on line %(line)s") % {"language": other, "line": by_lang[other][0]}
+        for other in LANGUAGES
+        if other in by_lang
+    )
+    for lang in [lang for lang in LANGUAGES if lang not in by_lang]:
+        message = _("qid %(qid)s: there is no %(language)s row (only %(present)s).") % {
+            "qid": qid,
+            "language": lang,
+            "present": present,
+        }
+        faults.append(SourceFault(first_line, "language", message))
+
+
+def _version_usable(task: str, qid: str, lang: str, found: tuple[int, dict], faults: list[SourceFault]) -> bool:
+    """Whether a language's row has every text the item needs; report each missing one."""
+    line, row = found
+    problems = [_text_problem(row, field) for field in (*COMMON_FIELDS, *CATEGORY_FIELDS[task])]
+    category_field = CATEGORY_FIELDS[task][0]
+    category = row.get(category_field)
+    if isinstance(category, str) and category.strip() and not dimension_code(task, category):
+        problems.append(
+            (category_field, _("%(value)s has no letters or digits to name a dimension") % {"value": repr(category)})
+        )
+    reported = [(field, problem) for field, problem in problems if field]
+    for field, problem in reported:
+        message = _("qid %(qid)s (%(language)s): %(problem)s; the %(language)s version is left out.") % {
+            "qid": qid,
+            "language": lang,
+            "problem": problem,
+        }
+        faults.append(SourceFault(line, field, message))
+    return not reported
+
+
+def _report_option_counts(
+    qid: str, first_line: int, choices_field: str, versions: dict, usable: dict, faults: list[SourceFault]
+) -> None:
+    counts = {lang: len(version["options"]) for lang, version in versions.items()}
+    if len(set(counts.values())) < 2:
+        return
+    described = ", ".join(
+        _("%(n)s in %(language)s (line %(line)s)") % {"n": n, "language": lang, "line": usable[lang][0]}
+        for lang, n in counts.items()
+    )
+    faults.append(
+        SourceFault(
+            first_line,
+            choices_field,
+            _(
+                "qid %(qid)s: the languages have different numbers of %(field)s: "
+                "%(described)s; both are kept as they are."
+            )
+            % {"qid": qid, "field": choices_field, "described": described},
+        )
+    )
+
+
+def _part_metadata(task: str, qid: str, part: str, benchmark: str, usable: dict) -> dict:
+    """Return what an EU question adds to its item's metadata: which part it is, its twin, the emotion it explains."""
+    if not part:
+        return {}
+    other = "cause" if part == "emotion" else "emotion"
+    metadata = {"question": part, "paired_uid": f"{benchmark}-{task.lower()}-{qid}-{other}"}
+    if part == "cause":
+        metadata["emotion_label"] = {
+            lang: row["emotion_label"] for lang, (_, row) in usable.items() if isinstance(row.get("emotion_label"), str)
+        }
+    return metadata
 
 
 def _text_problem(row: dict, field: str) -> tuple[str, str]:
@@ -399,42 +420,9 @@ def _build_versions(
             )
         answer, how = match_label(label, options)
         matches[lang] = how
-        if how == "not_found":
-            faults.append(
-                SourceFault(
-                    line,
-                    label_field,
-                    _(
-                        "qid %(qid)s (%(language)s): %(label_field)s %(label)s is not among the %(choices_field)s; "
-                        "the answer is left empty."
-                    )
-                    % {
-                        "qid": qid,
-                        "language": lang,
-                        "label_field": label_field,
-                        "label": repr(label),
-                        "choices_field": choices_field,
-                    },
-                )
-            )
-        elif how == "ambiguous":
-            faults.append(
-                SourceFault(
-                    line,
-                    label_field,
-                    _(
-                        "qid %(qid)s (%(language)s): %(label_field)s %(label)s matches more than one of the "
-                        "%(choices_field)s; the answer is left empty."
-                    )
-                    % {
-                        "qid": qid,
-                        "language": lang,
-                        "label_field": label_field,
-                        "label": repr(label),
-                        "choices_field": choices_field,
-                    },
-                )
-            )
+        if how in LABEL_FAULTS:
+            values = {"qid": qid, "language": lang, "label_field": label_field, "choices_field": choices_field}
+            faults.append(SourceFault(line, label_field, _(LABEL_FAULTS[how]) % {**values, "label": repr(label)}))
         question = _question(task, part, lang, line, qid, row, faults)
         versions[lang] = {
             "context": row["scenario"].strip(),

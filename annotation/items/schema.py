@@ -11,12 +11,18 @@ from pathlib import Path
 
 import jsonschema_rs
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "item-schema.json"
 SCHEMA_MAX_CHARS = 20000
-ANSWER_FIELDS = {"answer"}
+# The wording of every error of these fields, whichever rule of the schema the value breaks.
+FIELD_MESSAGES = {
+    "crisis_level": gettext_noop("must be an integer from 1 to 5 or null, got %(value)s"),
+    "answer": gettext_noop("must be a 0-based option index (integer from 0 to 11) or null, got %(value)s"),
+    "revision": gettext_noop("must be a revision number (an integer from 1), got %(value)s"),
+}
 
 
 def _with_limit(node: object, max_chars: int) -> object:
@@ -100,15 +106,7 @@ def _message(error: SchemaError, key: str) -> str:
 
 def _field_message(key: str, value: object) -> str | None:
     """Return the wording for a field whose every error reads alike (a crisis level, an answer, a revision)."""
-    if key == "crisis_level":
-        return _("must be an integer from 1 to 5 or null, got %(value)s") % {"value": repr(value)}
-    if key in ANSWER_FIELDS:
-        return _("must be a 0-based option index (integer from 0 to 11) or null, got %(value)s") % {
-            "value": repr(value)
-        }
-    if key == "revision":
-        return _("must be a revision number (an integer from 1), got %(value)s") % {"value": repr(value)}
-    return None
+    return _(FIELD_MESSAGES[key]) % {"value": repr(value)} if key in FIELD_MESSAGES else None
 
 
 def _size_message(keyword: str, key: str, value: object, limit: object) -> str | None:

@@ -124,16 +124,7 @@ def set_progress(*, comparison_set: ComparisonSet) -> list[dict]:
         .values("expert__username", "assigned", "labelled", "skipped", "changed")
         .order_by("expert__username")
     )
-    return [
-        {
-            "expert": r["expert__username"],
-            "assigned": r["assigned"],
-            "labelled": r["labelled"],
-            "skipped": r["skipped"],
-            "changed": r["changed"],
-        }
-        for r in rows
-    ]
+    return [{"expert": row.pop("expert__username"), **row} for row in rows]
 
 
 def comparison_sets(*, user: AbstractBaseUser) -> QuerySet[ComparisonSet]:

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db.models import Count, Exists, F, Min, OuterRef, QuerySet, Subquery, Sum
-from django.utils.translation import get_language
 
 from annotation.items.models import Item
 from annotation.queue.selectors import progress_figures
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
 from core import home
+from core.i18n import in_ui_language
 
 SENT_BACK_LIMIT = 10
 CRITERIA_CACHE_KEY = "home:criterion-names"
@@ -55,8 +55,7 @@ def criterion_names() -> dict[str, str]:
         lambda: list(Criterion.objects.values_list("code", "name_en", "name_zh")),
         CRITERIA_TTL_SECONDS,
     )
-    zh = (get_language() or "en").startswith("zh")
-    return {code: (name_zh if zh and name_zh else name_en) for code, name_en, name_zh in rows}
+    return {code: in_ui_language(name_en, name_zh) for code, name_en, name_zh in rows}
 
 
 def _score_rows(scores: dict, names: dict[str, str]) -> list[tuple[str, object]]:
@@ -181,7 +180,6 @@ def _reviewer_rows() -> QuerySet:
 
 def _open_rounds(rows: QuerySet) -> list[dict]:
     """Group the reviewers' rows by round, with each round's and each reviewer's progress and agreement."""
-    zh = (get_language() or "en").startswith("zh")
     rounds: dict[int, dict] = {}
     for row in rows:
         entry = rounds.setdefault(
@@ -191,7 +189,7 @@ def _open_rounds(rows: QuerySet) -> list[dict]:
                 "title": row["round__title"],
                 "number": row["round__number"],
                 "deadline": row["round__deadline"],
-                "benchmark": (zh and row["round__benchmark__name_zh"]) or row["round__benchmark__name_en"],
+                "benchmark": in_ui_language(row["round__benchmark__name_en"], row["round__benchmark__name_zh"]),
                 "reviewers": [],
                 "done": 0,
                 "total": 0,

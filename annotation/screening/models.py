@@ -3,10 +3,10 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from annotation.queue.models import Assignment, Progress, progress_index, progress_unique, queue_indexes
+from core.i18n import in_ui_language
 
 DECISIONS = [("accept", _("accept")), ("revise", _("revise")), ("reject", _("reject"))]
 
@@ -49,12 +49,11 @@ class Criterion(models.Model):
 
     @property
     def name(self) -> str:
-        return self.name_zh if (get_language() or "en").startswith("zh") and self.name_zh else self.name_en
+        return in_ui_language(self.name_en, self.name_zh)
 
     @property
     def description(self) -> str:
-        zh = (get_language() or "en").startswith("zh")
-        return (self.description_zh if zh and self.description_zh else self.description_en) or ""
+        return in_ui_language(self.description_en, self.description_zh) or ""
 
 
 class ScreeningRound(models.Model):

@@ -23,12 +23,12 @@ from django.db.models import (
 )
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Coalesce, Extract
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from annotation.queue.selectors import queue_after, queue_counts, queue_next, queue_of, worker_assignments
 from annotation.screening.agreement import nominal_alpha
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewerProgress, RoundItem, ScreeningRound
+from core.i18n import in_ui_language
 
 
 def round_overview(
@@ -158,10 +158,8 @@ def round_statistics(*, round: ScreeningRound) -> RoundStats:
             lambda: round_statistics_data(round=round),
             OPEN_ROUND_STATISTICS_TTL_SECONDS,
         )
-    zh = (get_language() or "en").startswith("zh")
-
     def name(names: list[str]) -> str:
-        return names[1] if zh and names[1] else names[0]
+        return in_ui_language(names[0], names[1])
 
     notes = {
         "few_reviewers": _("Agreement needs at least two reviewers with submitted reviews."),

@@ -73,22 +73,12 @@ def round_open(
         i for i in candidates if i.current_revision_id and i.status in (Item.Status.DRAFT, Item.Status.IN_SCREENING)
     ]
     errors = _round_refusals(reviewers=reviewers, reviewers_per_item=reviewers_per_item, criteria=criteria, items=items)
-    if uids:
-        left_out = sorted(set(uids) - {i.uid for i in items})
-        if left_out:
-            errors.append(
-                _("Not draft or in-screening items of %(benchmark)s matching the filter: %(uids)s.")
-                % {"benchmark": benchmark.name, "uids": ", ".join(left_out[:10]) + ("…" if len(left_out) > 10 else "")}
-            )
+    errors += _uids_left_out(uids or [], items=items, benchmark=benchmark)
     if errors:
         raise ValidationError(errors)
-    number = (
-        ScreeningRound.objects.filter(benchmark=benchmark).order_by("-number").values_list("number", flat=True).first()
-        or 0
-    ) + 1
     round = ScreeningRound(
         benchmark=benchmark,
-        number=number,
+        number=_next_number(benchmark),
         title=title,
         filters=filters,
         reviewers_per_item=reviewers_per_item,
@@ -111,6 +101,23 @@ def round_open(
             reference={"round": round.pk, "number": round.number},
         )
     return round
+
+
+def _next_number(benchmark: Benchmark) -> int:
+    """Return the number the benchmark's next round takes."""
+    last = ScreeningRound.objects.filter(benchmark=benchmark).order_by("-number").values_list("number", flat=True)
+    return (last.first() or 0) + 1
+
+
+def _uids_left_out(uids: list[str], *, items: list[Item], benchmark: Benchmark) -> list[str]:
+    """Name the uids asked for that the round cannot take (the first ten)."""
+    left_out = sorted(set(uids) - {i.uid for i in items})
+    if not left_out:
+        return []
+    return [
+        _("Not draft or in-screening items of %(benchmark)s matching the filter: %(uids)s.")
+        % {"benchmark": benchmark.name, "uids": ", ".join(left_out[:10]) + ("…" if len(left_out) > 10 else "")}
+    ]
 
 
 def _round_assign(round: ScreeningRound, *, items: list[Item], reviewers: list[AbstractBaseUser]) -> None:
@@ -363,14 +370,8 @@ def round_close(
     if not round.is_open:
         raise ValidationError(_("This round is already closed."))
     round_items = list(round.round_items.select_related("item").prefetch_related("assignments__review"))
-    incomplete = [
-        ri
-        for ri in round_items
-        if any(
-            getattr(a, "review", None) is None or a.review.status != Review.Status.SUBMITTED
-            for a in ri.assignments.all()
-        )
-    ]
+    decisions = {ri.pk: _submitted_decisions(ri) for ri in round_items}
+    incomplete = {ri.pk for ri in round_items if len(decisions[ri.pk]) < len(ri.assignments.all())}
     if incomplete and unreviewed not in UNREVIEWED_CHOICES:
         raise ValidationError(
             _(
@@ -382,18 +383,8 @@ def round_close(
     counts: Counter = Counter()
     agreement: dict[int, Counter] = {}
     for ri in round_items:
-        decisions = [
-            a.review.decision
-            for a in ri.assignments.all()
-            if getattr(a, "review", None) is not None and a.review.status == Review.Status.SUBMITTED
-        ]
-        if (ri in incomplete and unreviewed == "return_to_authors") or not decisions:
-            outcome = RoundItem.Outcome.UNREVIEWED
-        elif len(set(decisions)) == 1:
-            outcome = decisions[0]
-        else:
-            outcome = RoundItem.Outcome.CONFLICT
-        ri.outcome = outcome
+        returned = ri.pk in incomplete and unreviewed == "return_to_authors"
+        ri.outcome = outcome = _outcome(decisions[ri.pk], returned=returned)
         ri.save(update_fields=["outcome"])
         counts[outcome] += 1
         if outcome in DECIDED:
@@ -408,6 +399,22 @@ def round_close(
     round.full_clean()
     round.save()
     return dict(counts)
+
+
+def _submitted_decisions(round_item: RoundItem) -> list[str]:
+    """Return the decisions of the item's submitted reviews in the round (its assignments prefetched)."""
+    return [
+        a.review.decision
+        for a in round_item.assignments.all()
+        if getattr(a, "review", None) is not None and a.review.status == Review.Status.SUBMITTED
+    ]
+
+
+def _outcome(decisions: list[str], *, returned: bool) -> str:
+    """Return a closing round item's outcome: unreviewed (returned, or no review), agreed, or a conflict."""
+    if returned or not decisions:
+        return RoundItem.Outcome.UNREVIEWED
+    return decisions[0] if len(set(decisions)) == 1 else RoundItem.Outcome.CONFLICT
 
 
 def _apply_outcome(round_item: RoundItem, *, user: AbstractBaseUser, reason: str, adjudicated: bool = False) -> None:

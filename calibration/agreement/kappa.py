@@ -31,15 +31,10 @@ from calibration.agreement.tables import (
 
 def _disagreement_weights(weights: KappaWeights | ArrayLike, n_categories: int) -> FloatArray:
     if isinstance(weights, str):
-        positions = np.arange(n_categories)
-        distance = np.abs(positions[:, None] - positions[None, :]).astype(float)
-        if weights == "unweighted":
-            return (distance > 0).astype(float)
-        if weights == "linear":
-            return distance
-        if weights == "quadratic":
-            return distance**2
-        raise ValueError(f"weights must be 'unweighted', 'linear', 'quadratic' or a matrix; got {weights!r}")
+        if weights not in ("unweighted", "linear", "quadratic"):
+            raise ValueError(f"weights must be 'unweighted', 'linear', 'quadratic' or a matrix; got {weights!r}")
+        positions = np.arange(n_categories, dtype=float)
+        return _position_distance(positions[:, None], positions[None, :], weights)
     matrix = np.asarray(weights, dtype=float)
     if matrix.shape != (n_categories, n_categories):
         raise ValueError(f"a weight matrix for {n_categories} categories must be {n_categories} x {n_categories}")

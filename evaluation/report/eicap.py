@@ -37,18 +37,22 @@ def _probes(answers: list[AnswerFacts], default_protocol: str) -> dict[tuple[str
         )
         entry["turns"][a.turn] = a
     for entry in probes.values():
-        turns = entry["turns"].values()
-        entry["correct"] = all(t.correct for t in turns)
-        entry["chance"] = float(np.mean([1 / len(t.option_order) for t in turns if t.option_order] or [0.0]))
-        margins = [
-            stats.score_margin(t.means, t.correct_index)
-            if t.means is not None and t.correct_index is not None
-            else None
-            for t in turns
-        ]
-        # The probe is right only if every turn is, so its margin is the smallest turn's (positive iff right).
-        entry["margin"] = None if not margins or None in margins else min(margins)
+        entry.update(_probe_outcome(list(entry["turns"].values())))
     return probes
+
+
+def _probe_outcome(turns: list[AnswerFacts]) -> dict:
+    """Return whether a probe's turns are all right, its chance of being right by guessing, and its margin."""
+    margins = [
+        stats.score_margin(t.means, t.correct_index) if t.means is not None and t.correct_index is not None else None
+        for t in turns
+    ]
+    return {
+        "correct": all(t.correct for t in turns),
+        "chance": float(np.mean([1 / len(t.option_order) for t in turns if t.option_order] or [0.0])),
+        # The probe is right only if every turn is, so its margin is the smallest turn's (positive iff right).
+        "margin": None if not margins or None in margins else min(margins),
+    }
 
 
 def _proportion_row(prop: stats.Proportion) -> dict:

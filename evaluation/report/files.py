@@ -10,6 +10,7 @@ from django.utils.translation import get_language
 from annotation.items.models import Dimension
 from core.csvsafe import csv_text
 from core.figures import svg_data_uri
+from core.i18n import in_ui_language
 from core.latex import latex_escape
 from evaluation.charts import figure_titles, figures, language_name
 from evaluation.models import EvaluationRun
@@ -243,11 +244,10 @@ def dimension_names(run: EvaluationRun, report: dict) -> dict[str, str]:
     codes |= {r["dimension"] for r in report.get("analysis", {}).get("cross_lingual", [])}
     eicap = report.get("eicap") or {}
     codes |= {r["layer"] for r in eicap.get("layers", [])} | {r["subcategory"] for r in eicap.get("subcategories", [])}
-    zh = (get_language() or "en").startswith("zh")
     rows = Dimension.objects.filter(benchmark__releases=run.release_id, code__in=codes).values_list(
         "code", "name_en", "name_zh"
     )
-    return {code: (name_zh if zh and name_zh else name_en) for code, name_en, name_zh in rows}
+    return {code: in_ui_language(name_en, name_zh) for code, name_en, name_zh in rows}
 
 
 def run_figures(

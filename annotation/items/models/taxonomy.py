@@ -6,6 +6,8 @@ from django.db.models import Q
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from core.i18n import in_ui_language
+
 
 class BilingualNamed(models.Model):
     """A row with an English and a Chinese name, shown in the UI language."""
@@ -22,9 +24,7 @@ class BilingualNamed(models.Model):
     @property
     def name(self) -> str:
         """Return the name in the active UI language, falling back to English."""
-        if (get_language() or "en").startswith("zh") and self.name_zh:
-            return self.name_zh
-        return self.name_en
+        return in_ui_language(self.name_en, self.name_zh)
 
 
 class Benchmark(BilingualNamed):
@@ -41,8 +41,7 @@ class Benchmark(BilingualNamed):
     @property
     def description(self) -> str:
         """Return the description in the active UI language."""
-        zh = (get_language() or "en").startswith("zh")
-        return (self.description_zh if zh and self.description_zh else self.description_en) or ""
+        return in_ui_language(self.description_en, self.description_zh) or ""
 
 
 class Dimension(BilingualNamed):
@@ -82,8 +81,7 @@ class Dimension(BilingualNamed):
     @property
     def definition(self) -> str:
         """Return the definition in the active UI language."""
-        zh = (get_language() or "en").startswith("zh")
-        return (self.definition_zh if zh and self.definition_zh else self.definition_en) or ""
+        return in_ui_language(self.definition_en, self.definition_zh) or ""
 
     def clean(self) -> None:
         if self.parent_id and self.parent.benchmark_id != self.benchmark_id:

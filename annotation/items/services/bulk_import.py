@@ -108,6 +108,17 @@ class _Planned:
     # An accepted item whose new text came without a status goes back to draft (``item_revise`` does the same).
     unaccepted: bool = False
 
+    @property
+    def outcome(self) -> str:
+        """Which list of the import's report the item goes in: created, revised or unchanged."""
+        if self.existing is None:
+            return "created"
+        return "revised" if self.revision is not None else "unchanged"
+
+    @property
+    def parity_issues(self) -> list[dict]:
+        return self.revision.parity_issues if self.revision is not None else self.existing.parity_issues
+
 
 def write_records(
     *,
@@ -210,7 +221,7 @@ def _write_batch(
     for plan in plans:
         plan.item.updated_by = user
         plan.item.updated_at = now
-    created = [plan for plan in plans if plan.existing is None]
+    created = [plan for plan in plans if plan.outcome == "created"]
     revised = [plan for plan in plans if plan.revision is not None]
     reserved = _reserve_ids(ItemRevision, len(revised))
     if reserved is not None:
@@ -228,23 +239,16 @@ def _write_batch(
     StatusDecision.objects.bulk_create(_decisions(plans, user=user, source_format=source_format))
     if reserved is None:
         Item.objects.bulk_update([plan.item for plan in created], ["current_revision"])
+    Item.objects.bulk_update([plan.item for plan in plans if plan.outcome == "revised"], ITEM_STATE_FIELDS)
     Item.objects.bulk_update(
-        [plan.item for plan in plans if plan.existing is not None and plan.revision is not None], ITEM_STATE_FIELDS
-    )
-    Item.objects.bulk_update(
-        [plan.item for plan in plans if plan.existing is not None and plan.revision is None and plan.status_changed],
+        [plan.item for plan in plans if plan.outcome == "unchanged" and plan.status_changed],
         ["status", "updated_by", "updated_at"],
     )
-    _link_emotions([plan for plan in plans if plan.revision is not None])
+    _link_emotions(revised)
     for plan in plans:
-        uid = plan.record.uid
-        if plan.existing is None:
-            report.created.append(uid)
-        else:
-            (report.revised if plan.revision is not None else report.unchanged).append(uid)
-        parity = plan.revision.parity_issues if plan.revision is not None else plan.existing.parity_issues
-        if parity:
-            report.flagged[uid] = parity
+        getattr(report, plan.outcome).append(plan.record.uid)
+        if plan.parity_issues:
+            report.flagged[plan.record.uid] = plan.parity_issues
 
 
 def _reserve_ids(model: type[Model], count: int) -> list[int] | None:

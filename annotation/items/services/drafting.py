@@ -2,6 +2,7 @@
 
 import json
 import math
+from collections.abc import Iterator
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -232,59 +233,70 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
     job.llm_run = Run.objects.get(pk=job.llm_run_id)
     if job.llm_run.status not in (Run.Status.DONE, Run.Status.FAILED, Run.Status.CANCELLED):
         raise ValidationError(_("The drafting run is still working."))
-    template, dimension = job.template, job.template.dimension
     wanted = list(LANGUAGES) if job.translate else job.languages
     machine = [lang for lang in LANGUAGES if lang not in job.languages] if job.translate else []
-    failures, created = [], []
+    failures = []
     if job.llm_run.status != Run.Status.DONE:
         failures.append({"where": "run", "reason": job.llm_run.error or job.llm_run.status})
-    if template.kind == replysets.REPLY_SET:
-        created = _collect_reply_sets(job, wanted=wanted, machine=machine, failures=failures, user=user)
-        job.created_uids, job.failures, job.collected = created, failures, True
-        job.save(update_fields=["created_uids", "failures", "collected"])
-        return job
-    n = Item.objects.filter(uid__startswith=f"{dimension.code}-draft-{job.pk}-").count()
-    scenarios = {s.pk: s for s in job.scenarios.all()}
-    emotions = {e.pk: e for e in job.emotions.all()}
-    candidates = []
+    collect = _collect_reply_sets if job.template.kind == replysets.REPLY_SET else _collect_items
+    job.created_uids = collect(job, wanted=wanted, machine=machine, failures=failures, user=user)
+    job.failures, job.collected = failures, True
+    job.save(update_fields=["created_uids", "failures", "collected"])
+    return job
+
+
+def _answered_batches(job: DraftingJob, failures: list) -> Iterator[tuple[RunItem, str]]:
+    """Yield each batch of the job's run that answered in JSON, with its name; report the others in ``failures``."""
     for ri in RunItem.objects.filter(run=job.llm_run).select_related("call").order_by("position"):
         where_batch = _("batch %(n)s") % {"n": ri.ref.get("batch", ri.position)}
-        if ri.status != RunItem.Status.DONE or not isinstance(ri.result, dict):
-            failures.append(
-                {
-                    "where": where_batch,
-                    "reason": ri.error or _("no JSON in the reply"),
-                    "raw": (ri.call.response_text if ri.call else "")[:2000],
-                }
-            )
+        if ri.status == RunItem.Status.DONE and isinstance(ri.result, dict):
+            yield ri, where_batch
             continue
+        failures.append(
+            {
+                "where": where_batch,
+                "reason": ri.error or _("no JSON in the reply"),
+                "raw": (ri.call.response_text if ri.call else "")[:2000],
+            }
+        )
+
+
+def _candidate_failure(where: str, problems: list[str], candidate: object) -> dict:
+    return {"where": where, "reason": "; ".join(problems), "raw": json.dumps(candidate, ensure_ascii=False)[:2000]}
+
+
+def _item_problems(kind: str, content: dict | None, wanted: list[str]) -> list[str]:
+    """Return what is wrong with a drafted item's content: its form, its texts, or a language parity issue."""
+    if not content:
+        return [_("not an item object in the requested form")]
+    problems = [str(e) for e in validate_content(kind, content, max_chars=settings.ITEM_MAX_TEXT_CHARS)]
+    return problems + [
+        i.message for i in check_parity(kind, content) if i.code != "missing_language" or i.language in wanted
+    ]
+
+
+def _collect_items(
+    job: DraftingJob, *, wanted: list[str], machine: list[str], failures: list, user: AbstractBaseUser | None
+) -> list[str]:
+    """Store every well-formed drafted item of a finished job that is not a copy; report the others in ``failures``."""
+    template, dimension = job.template, job.template.dimension
+    candidates = []
+    for ri, where_batch in _answered_batches(job, failures):
         for index, candidate in enumerate(ri.result.get("items") or []):
             where = f"{where_batch} #{index + 1}"
             content = _versions(candidate, wanted)
-            problems = [] if content else [_("not an item object in the requested form")]
-            if content:
-                problems = [
-                    str(e) for e in validate_content(template.kind, content, max_chars=settings.ITEM_MAX_TEXT_CHARS)
-                ]
-                problems += [
-                    i.message
-                    for i in check_parity(template.kind, content)
-                    if i.code != "missing_language" or i.language in wanted
-                ]
-            if problems:
-                failures.append(
-                    {
-                        "where": where,
-                        "reason": "; ".join(problems),
-                        "raw": json.dumps(candidate, ensure_ascii=False)[:2000],
-                    }
-                )
+            if problems := _item_problems(template.kind, content, wanted):
+                failures.append(_candidate_failure(where, problems, candidate))
                 continue
             candidates.append((ri, where, content, candidate))
     texts = {id(c): searchable_text(normalise_content(template.kind, c[2])) for c in candidates}
     existing = dict(
         Item.objects.filter(search_text__in=set(texts.values())).order_by("uid").values_list("search_text", "uid")
     )
+    n = Item.objects.filter(uid__startswith=f"{dimension.code}-draft-{job.pk}-").count()
+    scenarios = {s.pk: s for s in job.scenarios.all()}
+    emotions = {e.pk: e for e in job.emotions.all()}
+    created = []
     for entry in candidates:
         ri, where, content, candidate = entry
         text = texts[id(entry)]
@@ -300,18 +312,16 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
             )
             continue
         n += 1
-        uid = f"{dimension.code}-draft-{job.pk}-{n}"
-        scenario = scenarios.get(ri.ref.get("scenario"))
         emotion = emotions.get(ri.ref.get("emotion"))
         item = item_create(
             benchmark=dimension.benchmark,
-            uid=uid,
+            uid=f"{dimension.code}-draft-{job.pk}-{n}",
             kind=template.kind,
             user=user,
             state=ItemState(
                 dimension=dimension,
                 content=content,
-                scenario=scenario,
+                scenario=scenarios.get(ri.ref.get("scenario")),
                 emotions=[emotion] if emotion else [],
                 metadata={
                     "draft": {
@@ -329,9 +339,7 @@ def drafting_job_collect(*, job: DraftingJob, user: AbstractBaseUser | None = No
         )
         existing[text] = item.uid
         created.append(item.uid)
-    job.created_uids, job.failures, job.collected = created, failures, True
-    job.save(update_fields=["created_uids", "failures", "collected"])
-    return job
+    return created
 
 
 def _collect_reply_sets(
@@ -342,17 +350,7 @@ def _collect_reply_sets(
     scenarios = {s.pk: s for s in job.scenarios.all()}
     n = job.reply_sets.count()
     created = []
-    for ri in RunItem.objects.filter(run=job.llm_run).select_related("call").order_by("position"):
-        where_batch = _("batch %(n)s") % {"n": ri.ref.get("batch", ri.position)}
-        if ri.status != RunItem.Status.DONE or not isinstance(ri.result, dict):
-            failures.append(
-                {
-                    "where": where_batch,
-                    "reason": ri.error or _("no JSON in the reply"),
-                    "raw": (ri.call.response_text if ri.call else "")[:2000],
-                }
-            )
-            continue
+    for ri, where_batch in _answered_batches(job, failures):
         given = job.given_turns[ri.ref["given"]] if ri.ref.get("given") is not None else None
         turns = len(given) if given else job.turns
         for index, candidate in enumerate(ri.result.get("reply_sets") or []):
@@ -364,13 +362,7 @@ def _collect_reply_sets(
                 else [_("not a reply set object in the requested form")]
             )
             if problems:
-                failures.append(
-                    {
-                        "where": where,
-                        "reason": "; ".join(problems),
-                        "raw": json.dumps(candidate, ensure_ascii=False)[:2000],
-                    }
-                )
+                failures.append(_candidate_failure(where, problems, candidate))
                 continue
             n += 1
             reply_set = replysets.reply_set_create(

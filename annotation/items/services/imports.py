@@ -139,23 +139,12 @@ def items_import(
         }
         raise ImportFailed([LineError(0, "format", message)])
     report = ImportReport(dry_run=dry_run)
+    progress = progress or _unwatched
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if progress is not None:
-        progress("checking", 0, lines)
+    progress("checking", 0, lines)
     max_chars = settings.ITEM_MAX_TEXT_CHARS
     if format == "emobench":
-        rows, errors = read_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES)
-        if not errors:
-            try:
-                rows, faults = emobench.emobench_records(rows, benchmark=benchmark or "emobench")
-            except ValueError as exc:
-                raise ImportFailed([LineError(0, "file", str(exc))]) from exc
-            report.source_faults = [f"line {f.line}: {f.field}: {f.message}" for f in faults]
-            if (benchmark or "emobench") not in set(Benchmark.objects.values_list("slug", flat=True)):
-                taxonomy_load_fixture("emobench_taxonomy.json")
-        records, parse_errors = parse_records(rows, max_chars=max_chars, benchmark=benchmark)
-        errors.extend(parse_errors)
-        empty = not rows
+        records, errors, empty = _check_emobench(data, max_chars=max_chars, benchmark=benchmark, report=report)
 
         def full_records() -> Iterator[ItemRecord]:
             return iter(records)
@@ -174,9 +163,8 @@ def items_import(
         errors.append(LineError(0, "file", _("the file holds no records")))
     if errors:
         raise ImportFailed(errors)
-    if progress is not None:
-        progress("checking", lines, lines)
-        progress("writing", 0, len(records))
+    progress("checking", lines, lines)
+    progress("writing", 0, len(records))
     with transaction.atomic():
         taxonomy = TaxonomyIndex()
         existing = bulk.existing_items(uids=[r.uid for r in records])
@@ -191,15 +179,10 @@ def items_import(
                 user=user,
                 report=report,
                 source_format=format,
-                on_batch=None if progress is None else lambda written: progress("writing", written, len(records)),
+                on_batch=lambda written: progress("writing", written, len(records)),
             )
         except bulk.UidsTaken as exc:
-            raise ImportFailed(
-                [
-                    LineError(line, "record", _("An item with uid %(uid)s already exists.") % {"uid": uid})
-                    for uid, line in sorted(exc.uids.items(), key=lambda taken: taken[1])
-                ]
-            ) from exc
+            raise _taken(exc) from exc
         if dry_run:
             transaction.set_rollback(True)
         elif report.created or report.revised:
@@ -212,8 +195,42 @@ def items_import(
     return report
 
 
+def _unwatched(stage: str, done: int, total: int) -> None:
+    """Hear nothing of an import's progress (no one is watching)."""
+
+
+def _check_emobench(
+    data: bytes, *, max_chars: int, benchmark: str | None, report: ImportReport
+) -> tuple[list[ItemRecord], list[LineError], bool]:
+    """Convert and check an EmoBench file: its records, its errors and whether it holds no rows.
+
+    The source's own faults go in the report; the EmoBench taxonomy is loaded the first time it is needed.
+    """
+    rows, errors = read_jsonl(data, max_line_bytes=settings.IMPORT_MAX_LINE_BYTES)
+    if not errors:
+        try:
+            rows, faults = emobench.emobench_records(rows, benchmark=benchmark or "emobench")
+        except ValueError as exc:
+            raise ImportFailed([LineError(0, "file", str(exc))]) from exc
+        report.source_faults = [f"line {f.line}: {f.field}: {f.message}" for f in faults]
+        if (benchmark or "emobench") not in set(Benchmark.objects.values_list("slug", flat=True)):
+            taxonomy_load_fixture("emobench_taxonomy.json")
+    records, parse_errors = parse_records(rows, max_chars=max_chars, benchmark=benchmark)
+    return records, errors + parse_errors, not rows
+
+
+def _taken(exc: bulk.UidsTaken) -> ImportFailed:
+    """Name each line whose uid someone else created while the file was imported."""
+    return ImportFailed(
+        [
+            LineError(line, "record", _("An item with uid %(uid)s already exists.") % {"uid": uid})
+            for uid, line in sorted(exc.uids.items(), key=lambda taken: taken[1])
+        ]
+    )
+
+
 def _check_file(
-    data: bytes, *, max_chars: int, benchmark: str | None, progress: Progress | None = None, lines: int = 0
+    data: bytes, *, max_chars: int, benchmark: str | None, progress: Progress = _unwatched, lines: int = 0
 ) -> tuple[list[ItemRecord], list[LineError], bool]:
     """Check every line; return the records without their content, the errors and whether no line held a record."""
     read_errors: list[LineError] = []
@@ -226,7 +243,7 @@ def _check_file(
                 read_errors.append(row)
             else:
                 rows_seen += 1
-                if progress is not None and rows_seen % PROGRESS_EVERY == 0:
+                if rows_seen % PROGRESS_EVERY == 0:
                     progress("checking", row[0], lines)
                 yield row
 

@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.items import selectors, services
@@ -63,59 +64,61 @@ def _language_name(code: str | None) -> str:
     return {"en": _("English"), "zh": _("Chinese")}.get(code or "", code or "")
 
 
+# A parity issue's message by its code (``annotation.items.content.check_parity``), and the variant naming its turn
+# where the issue has one; every message reads the same parameters (``_parity_params``).
+PARITY_MESSAGES = {
+    "missing_language": (gettext_noop("The %(language)s version is missing."), None),
+    "kind_mismatch": (
+        gettext_noop("The %(language)s version is shaped like %(shape)s, but the item is %(kind)s."),
+        None,
+    ),
+    "turn_count_mismatch": (gettext_noop("The languages have different numbers of turns: %(counts)s."), None),
+    "option_count_mismatch": (
+        gettext_noop("The languages have different numbers of options: %(counts)s."),
+        gettext_noop("The languages have different numbers of options in turn %(turn)s: %(counts)s."),
+    ),
+    "missing_field": (
+        gettext_noop("The %(language)s version has no %(field)s."),
+        gettext_noop("The %(language)s turn %(turn)s has no %(field)s."),
+    ),
+    "missing_answer": (gettext_noop("The %(language)s answer key is missing (%(where)s)."), None),
+    "answer_out_of_range": (
+        gettext_noop("The %(language)s answer key %(answer)s is out of range (0 to %(max)s) (%(where)s)."),
+        None,
+    ),
+}
+
+
+def _parity_params(issue: dict) -> dict:
+    params = issue.get("params") or {}
+    return {
+        "language": _language_name(issue.get("language")),
+        "shape": params.get("shape") or "?",
+        "kind": params.get("kind"),
+        "counts": ", ".join(f"{_language_name(k)} {v}" for k, v in (params.get("counts") or {}).items()),
+        "turn": params.get("turn"),
+        "field": field_label(params.get("field", "")),
+        "answer": params.get("answer"),
+        "max": params.get("max"),
+        "where": field_label(params.get("label", "answer")),
+    }
+
+
+def _parity_message(issue: dict) -> str:
+    """Return a stored parity issue's message in the UI language (the stored English one for an unknown code)."""
+    if issue.get("code") not in PARITY_MESSAGES:
+        return issue.get("message", "")
+    plain, in_turn = PARITY_MESSAGES[issue["code"]]
+    params = _parity_params(issue)
+    return _(in_turn if in_turn and params["turn"] else plain) % params
+
+
 def parity_messages(issues: list[dict]) -> list[dict]:
     """Return stored parity issues with their message in the UI language."""
-    result = []
-    for issue in issues:
-        params = issue.get("params") or {}
-        lang = _language_name(issue.get("language"))
-        code = issue.get("code")
-        if code == "missing_language":
-            text = _("The %(language)s version is missing.") % {"language": lang}
-        elif code == "kind_mismatch":
-            text = _("The %(language)s version is shaped like %(shape)s, but the item is %(kind)s.") % {
-                "language": lang,
-                "shape": params.get("shape") or "?",
-                "kind": params.get("kind"),
-            }
-        elif code in {"option_count_mismatch", "turn_count_mismatch"}:
-            counts = ", ".join(f"{_language_name(k)} {v}" for k, v in (params.get("counts") or {}).items())
-            if code == "turn_count_mismatch":
-                text = _("The languages have different numbers of turns: %(counts)s.") % {"counts": counts}
-            elif params.get("turn"):
-                text = _("The languages have different numbers of options in turn %(turn)s: %(counts)s.") % {
-                    "turn": params["turn"],
-                    "counts": counts,
-                }
-            else:
-                text = _("The languages have different numbers of options: %(counts)s.") % {"counts": counts}
-        elif code == "missing_field":
-            text = _("The %(language)s version has no %(field)s.") % {
-                "language": lang,
-                "field": field_label(params.get("field", "")),
-            }
-            if params.get("turn"):
-                text = _("The %(language)s turn %(turn)s has no %(field)s.") % {
-                    "language": lang,
-                    "turn": params["turn"],
-                    "field": field_label(params.get("field", "")),
-                }
-        elif code == "missing_answer":
-            text = _("The %(language)s answer key is missing (%(where)s).") % {
-                "language": lang,
-                "where": field_label(params.get("label", "answer")),
-            }
-        elif code == "answer_out_of_range":
-            text = _("The %(language)s answer key %(answer)s is out of range (0 to %(max)s) (%(where)s).") % {
-                "language": lang,
-                "answer": params.get("answer"),
-                "max": params.get("max"),
-                "where": field_label(params.get("label", "answer")),
-            }
-        else:
-            text = issue.get("message", "")
-        result.append({"code": code, "language": issue.get("language"), "message": text})
-    return result
+    return [
+        {"code": issue.get("code"), "language": issue.get("language"), "message": _parity_message(issue)}
+        for issue in issues
+    ]
 
 
 def _list_filters(request: HttpRequest) -> dict[str, str]:

@@ -119,15 +119,7 @@ def _verdict(result: object) -> tuple[str, int | None]:
     """Return (winner on screen, margin) from an annotation's result; raise ValueError saying what is wrong."""
     if not isinstance(result, list):
         raise ValueError(_("expected a list of regions"))
-    selected, margins = [], []
-    for region in result:
-        if not isinstance(region, dict):
-            continue
-        value = region.get("value") if isinstance(region.get("value"), dict) else {}
-        if region.get("type") == "pairwise":
-            selected.append(value.get("selected"))
-        elif region.get("type") == "choices" and region.get("from_name") == MARGIN_NAME:
-            margins += list(value.get("choices") or [])
+    selected, margins = _choices(result)
     if len(selected) > 1 or len(margins) > 1:
         raise ValueError(_("more than one pairwise choice or margin"))
     margin = margins[0] if margins else None
@@ -142,6 +134,18 @@ def _verdict(result: object) -> tuple[str, int | None]:
     if margin == TIE:
         raise ValueError(_("a pairwise choice and a tie at once"))
     return selected[0], MARGIN_CHOICES.get(margin, 1)
+
+
+def _choices(regions: list) -> tuple[list, list]:
+    """Return the pairwise choices and the margins chosen in an annotation's regions (other regions are ignored)."""
+    selected, margins = [], []
+    for region in (r for r in regions if isinstance(r, dict)):
+        value = region.get("value") if isinstance(region.get("value"), dict) else {}
+        if region.get("type") == "pairwise":
+            selected.append(value.get("selected"))
+        elif region.get("type") == "choices" and region.get("from_name") == MARGIN_NAME:
+            margins += list(value.get("choices") or [])
+    return selected, margins
 
 
 def _seconds(value: object) -> int | None:

@@ -56,19 +56,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         directory: Path = options["directory"]
-        if not directory.is_dir():
-            raise CommandError(f"{directory}: not a directory")
-        if options["release"] and options["offline"]:
-            raise CommandError("--release and --offline exclude each other")
         digest = options["manifest_sha256"]
-        if digest is not None and not HEX_DIGEST.fullmatch(digest):
-            raise CommandError(f"--manifest-sha256 expects 64 hexadecimal digits, got {digest!r}")
-        release = None
-        if options["release"]:
-            slug, version = options["release"]
-            release = Release.objects.filter(benchmark__slug=slug, version=version).first()
-            if release is None:
-                raise CommandError(f"no release {version} of benchmark {slug!r}")
+        release = self._release_asked(options)
         try:
             result = release_selectors.release_export_verify(
                 directory=directory, offline=options["offline"], release=release, manifest_sha256=digest
@@ -77,15 +66,7 @@ class Command(BaseCommand):
             raise CommandError(" ".join(exc.messages)) from exc
         self.stdout.write(f"checked {directory}:")
         for check in result.checks:
-            described = self._describe(check, result)
-            if not check.ran:
-                self.stdout.write(f"  {check.name}: not run ({REASONS[check.skipped]}): {described}")
-            elif check.problems:
-                self.stdout.write(f"  {check.name}: FAILED, {len(check.problems)} problem(s): {described}")
-                for problem in check.problems:
-                    self.stderr.write(f"  {check.name}: {problem}")
-            else:
-                self.stdout.write(f"  {check.name}: passed: {described}")
+            self._write_check(check, result)
         if result.failed:
             failed = ", ".join(f"{check.name} ({len(check.problems)} problem(s))" for check in result.failed)
             raise CommandError(f"{directory}: failed {failed}")
@@ -95,6 +76,36 @@ class Command(BaseCommand):
         if not_run:
             summary += f"; not run: {', '.join(not_run)} ({REASONS[result.reason]})"
         self.stdout.write(self.style.SUCCESS(summary))
+
+    @staticmethod
+    def _release_asked(options: dict) -> Release | None:
+        """Check the options against each other; return the release named with --release, if any."""
+        if not options["directory"].is_dir():
+            raise CommandError(f"{options['directory']}: not a directory")
+        if options["release"] and options["offline"]:
+            raise CommandError("--release and --offline exclude each other")
+        digest = options["manifest_sha256"]
+        if digest is not None and not HEX_DIGEST.fullmatch(digest):
+            raise CommandError(f"--manifest-sha256 expects 64 hexadecimal digits, got {digest!r}")
+        if not options["release"]:
+            return None
+        slug, version = options["release"]
+        release = Release.objects.filter(benchmark__slug=slug, version=version).first()
+        if release is None:
+            raise CommandError(f"no release {version} of benchmark {slug!r}")
+        return release
+
+    def _write_check(self, check: release_selectors.VerifyCheck, result: release_selectors.ExportCheck) -> None:
+        described = self._describe(check, result)
+        if not check.ran:
+            self.stdout.write(f"  {check.name}: not run ({REASONS[check.skipped]}): {described}")
+            return
+        if not check.problems:
+            self.stdout.write(f"  {check.name}: passed: {described}")
+            return
+        self.stdout.write(f"  {check.name}: FAILED, {len(check.problems)} problem(s): {described}")
+        for problem in check.problems:
+            self.stderr.write(f"  {check.name}: {problem}")
 
     @staticmethod
     def _describe(check: release_selectors.VerifyCheck, result: release_selectors.ExportCheck) -> str:
