@@ -11,6 +11,7 @@ from django.utils import translation
 
 from annotation.items import services
 from annotation.items.models import Benchmark
+from tests import pg_flush
 from tests.factories import PASSWORD, UserFactory
 from tests.simulator import (  # noqa: F401  (fixtures)
     fast_retries,
@@ -23,6 +24,8 @@ from tests.workers import workers  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXTERNAL = ROOT.parent / "shared" / "data" / "external"
+
+pg_flush.install()  # transactional tests end with DELETE, not TRUNCATE, on PostgreSQL (see tests/pg_flush.py)
 
 
 @pytest.fixture(scope="session")
