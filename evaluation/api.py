@@ -49,6 +49,7 @@ from evaluation.serializers import (
 from evaluation.services.contamination import contamination_check_create
 from evaluation.services.runs import evaluation_budget_set
 from evaluation.views import BLIND
+from llm.models import Endpoint
 
 RUN_EVALUATION = "evaluation.run_evaluation"
 
@@ -359,8 +360,8 @@ class ContaminationCheckSerializer(serializers.ModelSerializer):
     class Meta:
         model = ContaminationCheck
         fields = [
-            "id", "release", "name", "corpus_texts", "corpus_sha256", "status", "result", "error", "created_at",
-            "finished_at",
+            "id", "release", "name", "corpus_texts", "corpus_sha256", "embedding_endpoint", "status", "result",
+            "error", "created_at", "finished_at",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -369,12 +370,19 @@ class ContaminationCheckCreateSerializer(serializers.Serializer):
     release = serializers.PrimaryKeyRelatedField(queryset=Release.objects.all())
     name = serializers.CharField(max_length=200)
     corpus = serializers.FileField(help_text="JSONL: one object per line with a text, prompt or messages field.")
+    embedding_endpoint = serializers.PrimaryKeyRelatedField(
+        queryset=Endpoint.objects.filter(is_active=True),
+        required=False,
+        allow_null=True,
+        help_text="An endpoint with an embedding model: the embedding cosine is reported beside TF-IDF.",
+    )
 
 
 class ContaminationCheckViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet
 ):
-    """Contamination checks: the TF-IDF nearest-neighbour cosine from a release's texts to an uploaded corpus.
+    """Contamination checks: the TF-IDF nearest-neighbour cosine from a release's texts to an uploaded corpus, and
+    the embedding cosine too with an ``embedding_endpoint``.
 
     A small corpus is checked at once; a large one is queued for a worker (``status`` says which, poll the check).
     """
@@ -397,9 +405,11 @@ class ContaminationCheckViewSet(
                 name=data.validated_data["name"],
                 data=data.validated_data["corpus"].read(),
                 user=request.user,
+                embedding_endpoint=data.validated_data.get("embedding_endpoint"),
             )
         except ValidationError as exc:
-            raise ApiValidationError({"corpus": exc.messages}) from exc
+            errors = exc.message_dict if hasattr(exc, "error_dict") else {"corpus": exc.messages}
+            raise ApiValidationError(errors) from exc
         check.refresh_from_db()
         return Response(ContaminationCheckSerializer(check).data, status=status.HTTP_201_CREATED)
 

@@ -5,7 +5,9 @@ Texts are TF-IDF vectors (scikit-learn's ``TfidfVectorizer`` defaults: word unig
 on both sides together; Chinese text, which has no spaces between words, is read as character unigrams and bigrams.
 For each benchmark text the most similar corpus text is found by sparse products of a block of benchmark rows
 with a block of corpus rows, keeping only the best per row, so nothing N x N is ever held: memory is bounded by the
-vectors themselves and one block (``ROW_BLOCK`` x ``COLUMN_BLOCK`` cells) whatever the sizes.
+vectors themselves and one block (``ROW_BLOCK`` x ``COLUMN_BLOCK`` cells) whatever the sizes. Embeddings (unit
+float32 vectors an endpoint's embedding model returns, ``llm.embeddings``) are compared the same way, block by block
+(``dense_nearest_neighbours``), and summarised alike.
 """
 
 import json
@@ -135,12 +137,41 @@ def nearest_neighbours(
     return where, np.clip(best, 0.0, 1.0)
 
 
+def dense_nearest_neighbours(
+    queries: np.ndarray, corpus: np.ndarray, *, row_block: int = ROW_BLOCK, column_block: int = COLUMN_BLOCK
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return, for each query vector, the index of its most similar corpus vector and that cosine (embeddings).
+
+    Both sides are unit vectors (float32 rows), so a cosine is a dot product; blocks of ``row_block`` x
+    ``column_block`` products are taken at a time and only each row's best kept (ties: the lowest corpus index), as
+    in ``nearest_neighbours``. Cosines lie in [-1, 1].
+    """
+    if not len(queries) or not len(corpus):
+        raise ValueError("both sides need at least one vector")
+    if queries.shape[1] != corpus.shape[1]:
+        raise ValueError(f"vectors of {queries.shape[1]} and {corpus.shape[1]} dimensions cannot be compared")
+    best = np.full(len(queries), -np.inf, dtype=np.float64)
+    where = np.zeros(len(queries), dtype=np.int64)
+    for start in range(0, len(queries), row_block):
+        rows = queries[start : start + row_block]
+        for column in range(0, len(corpus), column_block):
+            block = rows @ corpus[column : column + column_block].T
+            found = block.argmax(axis=1)
+            value = block[np.arange(len(found)), found]
+            better = value > best[start : start + len(found)]
+            best[start : start + len(found)][better] = value[better]
+            where[start : start + len(found)][better] = found[better] + column
+    return where, np.clip(best, -1.0, 1.0)
+
+
 def contamination_summary(
     keys: list[str], texts: list[str], corpus: list[CorpusText], where: np.ndarray, cosine: np.ndarray
 ) -> dict:
-    """Summarise nearest-neighbour cosines: mean, quantiles, histogram, and the closest pairs with their texts."""
+    """Summarise nearest-neighbour cosines (TF-IDF or embeddings): mean, quantiles, histogram, and the closest pairs
+    with their texts."""
+    # A negative cosine (embeddings) counts in the first bin, [0, 0.05).
     counts = np.bincount(
-        np.minimum(np.searchsorted(HISTOGRAM_EDGES, cosine, side="right") - 1, len(HISTOGRAM_EDGES) - 2),
+        np.clip(np.searchsorted(HISTOGRAM_EDGES, cosine, side="right") - 1, 0, len(HISTOGRAM_EDGES) - 2),
         minlength=len(HISTOGRAM_EDGES) - 1,
     )
     order = np.lexsort((np.arange(len(cosine)), -cosine))[:CLOSEST]

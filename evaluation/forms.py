@@ -76,3 +76,17 @@ class ContaminationCheckForm(forms.Form):
         label=_("Corpus (JSONL)"),
         help_text=_("One JSON object per line with a text, prompt or messages field, and an optional id."),
     )
+    embedding_endpoint = forms.ModelChoiceField(
+        label=_("Embedding endpoint"),
+        queryset=Endpoint.objects.filter(is_active=True).exclude(embedding_model="").order_by("name"),
+        required=False,
+        empty_label=_("none: TF-IDF only"),
+        help_text=_(
+            "Also the embedding cosine, computed by this endpoint's embedding model (the texts are sent to it)."
+        ),
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["embedding_endpoint"]
+        field.label_from_instance = lambda endpoint: f"{endpoint.name} · {endpoint.embedding_model}"

@@ -294,7 +294,8 @@ class ContaminationStatus(models.TextChoices):
 
 
 class ContaminationCheck(models.Model):
-    """The TF-IDF nearest-neighbour cosine from a release's texts to an uploaded corpus (``evaluation.contamination``).
+    """The TF-IDF nearest-neighbour cosine from a release's texts to an uploaded corpus (``evaluation.contamination``),
+    and the embedding cosine too when an endpoint with an embedding model is named.
 
     The corpus (JSONL as uploaded) is kept until the check has run, then cleared: the result keeps its size, its
     SHA-256 and the closest pairs.
@@ -307,6 +308,15 @@ class ContaminationCheck(models.Model):
     corpus = models.TextField(blank=True)
     corpus_texts = models.PositiveIntegerField(_("corpus texts"), default=0)
     corpus_sha256 = models.CharField(max_length=64)
+    embedding_endpoint = models.ForeignKey(
+        "llm.Endpoint",
+        verbose_name=_("embedding endpoint"),
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text=_("Also the embedding nearest-neighbour cosine, with this endpoint's embedding model."),
+    )
     status = models.CharField(
         _("status"), max_length=10, choices=ContaminationStatus.choices, default=ContaminationStatus.QUEUED
     )

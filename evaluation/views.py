@@ -286,9 +286,10 @@ def contamination_list(request: HttpRequest) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 data=form.cleaned_data["corpus"].read(),
                 user=request.user,
+                embedding_endpoint=form.cleaned_data["embedding_endpoint"],
             )
         except ValidationError as exc:
-            form.add_error("corpus", exc)
+            form.add_error(None if hasattr(exc, "error_dict") else "corpus", exc)
         else:
             return redirect("evaluation:contamination", pk=check.pk)
     checks = ContaminationCheck.objects.select_related("release__benchmark").defer("corpus", "result")[:100]
@@ -303,5 +304,6 @@ def contamination_list(request: HttpRequest) -> HttpResponse:
 @permission_required("evaluation.run_evaluation", why=BLIND)
 def contamination_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """One contamination check: per language the cosine distribution and the closest pairs."""
-    check = get_object_or_404(ContaminationCheck.objects.select_related("release__benchmark").defer("corpus"), pk=pk)
+    checks = ContaminationCheck.objects.select_related("release__benchmark", "embedding_endpoint").defer("corpus")
+    check = get_object_or_404(checks, pk=pk)
     return render(request, "evaluation/contamination.html", {"check": check})

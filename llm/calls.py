@@ -11,6 +11,8 @@ from core.canonical import canonical_json
 
 CHAT = "chat"
 COMPLETIONS = "completions"
+# Not an endpoint's API style: the kind of request an endpoint with an embedding model also takes (/embeddings).
+EMBEDDINGS = "embeddings"
 MILLION = Decimal(1_000_000)
 CENT_FRACTION = Decimal("0.00000001")
 # A rough characters-per-token ratio for estimates made before any reply arrives.
@@ -144,6 +146,8 @@ def estimate_total(
 
 def response_text(api_style: str, data: object) -> str:
     """Return the text of the first choice of a chat or completions reply; raise ``ValueError`` if absent."""
+    if api_style == EMBEDDINGS:
+        return embeddings_summary(data)
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
         raise ValueError("the reply has no choices")
     choice = data["choices"][0]
@@ -159,6 +163,26 @@ def response_text(api_style: str, data: object) -> str:
     if not isinstance(text, str):
         raise ValueError("the first choice has no text")
     return text
+
+
+def build_embedding_request(*, model: str, inputs: list[str], dimensions: int | None = None) -> dict:
+    """Return the JSON body of an embeddings request (vectors as base64 float32, the compact form)."""
+    if not inputs or not all(isinstance(text, str) and text for text in inputs):
+        raise RequestError("input must be a non-empty list of non-empty strings")
+    body: dict = {"model": model, "input": inputs, "encoding_format": "base64"}
+    if dimensions is not None:
+        body["dimensions"] = dimensions
+    return body
+
+
+def embeddings_summary(data: object) -> str:
+    """Check that a reply is an OpenAI embeddings list and describe it ("3 embeddings"); ``ValueError`` if not."""
+    items = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not items:
+        raise ValueError("the reply has no data list of embeddings")
+    if not all(isinstance(item, dict) and isinstance(item.get("embedding"), (list, str)) for item in items):
+        raise ValueError("an item of the data list has no embedding")
+    return f"{len(items)} embeddings"
 
 
 def usage_tokens(data: object) -> tuple[int, int]:

@@ -20,7 +20,7 @@ import httpx2
 import openai
 
 from core.inputs import json_too_deep_at
-from llm.calls import CHAT, idempotency_key, response_text, usage_tokens
+from llm.calls import CHAT, COMPLETIONS, EMBEDDINGS, idempotency_key, response_text, usage_tokens
 from llm.parsers import REPLY_MAX_DEPTH, Parser
 
 TRANSIENT = {"rate_limited", "server_error", "timeout", "connection", "other_transient"}
@@ -50,6 +50,7 @@ CONFIG_CODES = {
     "unsupported_value",
 }
 RAW_EXCERPT_CHARS = 2000
+PATHS = {CHAT: "/chat/completions", COMPLETIONS: "/completions", EMBEDDINGS: "/embeddings"}
 
 
 @dataclass(frozen=True)
@@ -322,7 +323,7 @@ class Executor:
         self.config = config
         self.rng = rng or random.Random()
         self.gate = gate or LocalGate(config.max_concurrency, config.rpm_limit)
-        self.path = "/chat/completions" if config.api_style == CHAT else "/completions"
+        self.path = PATHS.get(config.api_style, "/completions")
         self.client: openai.AsyncOpenAI | None = None
 
     async def __aenter__(self) -> "Executor":

@@ -1,6 +1,8 @@
 """Forms for the LLM pages: endpoints and starting a run from a JSONL file of prompts."""
 
 
+from decimal import Decimal
+
 from django import forms
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
@@ -23,6 +25,12 @@ class EndpointForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         # Test connection detects it; left out, it keeps its value (max_tokens for a new endpoint).
         self.fields["token_parameter"].required = False
+        # Only endpoints with an embedding model are charged it: left out, it is 0.
+        self.fields["price_embedding_per_mtok"].required = False
+
+    def clean_price_embedding_per_mtok(self) -> Decimal:
+        price = self.cleaned_data.get("price_embedding_per_mtok")
+        return Decimal("0") if price is None else price
 
     def clean_token_parameter(self) -> str:
         chosen = self.cleaned_data.get("token_parameter")

@@ -47,6 +47,9 @@ ENDPOINT_FIELDS = (
     "is_simulator",
     "is_active",
     "for_drafting",
+    "embedding_model",
+    "embedding_dimensions",
+    "price_embedding_per_mtok",
     "notes",
 )
 
@@ -62,6 +65,7 @@ SIMULATED_MODELS = (
     ("sim-judge-noise25-bias10", "Simulator · judge (noisy, biased to A)"),
     ("sim-drafter", "Simulator · item drafter"),
 )
+SIMULATED_EMBEDDER = "sim-style-concise"
 
 
 # --- endpoints ------------------------------------------------------------------------------------------------
@@ -106,6 +110,8 @@ def simulator_endpoints_register(*, base_url: str) -> list[Endpoint]:
         endpoint.price_batch_output_per_mtok = Decimal("0.75")
         endpoint.notes = _("Local simulator: replies are synthetic and must not be reported as results.")
         endpoint.for_drafting = endpoint.for_drafting or model == "sim-drafter"
+        if model == SIMULATED_EMBEDDER:  # the simulator's /v1/embeddings, for the contamination check
+            endpoint.embedding_model, endpoint.price_embedding_per_mtok = "sim-embed", Decimal("0.02")
         endpoint.full_clean()
         endpoint.save()
         endpoints.append(endpoint)

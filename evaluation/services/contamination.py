@@ -13,6 +13,8 @@ from annotation.releases.models import Release
 from annotation.releases.selectors import release_entries
 from evaluation import contamination
 from evaluation.models import ContaminationCheck
+from llm.embeddings import EmbeddingError, embeddings_fetch
+from llm.models import Endpoint
 
 logger = logging.getLogger(__name__)
 
@@ -32,9 +34,18 @@ def release_texts(release: Release) -> dict[str, dict[str, str]]:
 
 
 def contamination_check_create(
-    *, release: Release, name: str, data: bytes, user: AbstractBaseUser | None, inline: bool | None = None
+    *,
+    release: Release,
+    name: str,
+    data: bytes,
+    user: AbstractBaseUser | None,
+    inline: bool | None = None,
+    embedding_endpoint: Endpoint | None = None,
 ) -> ContaminationCheck:
     """Record a check of ``release`` against the corpus ``data`` (JSONL) and start it.
+
+    With an ``embedding_endpoint`` (one with an embedding model), every text is also embedded through it and the
+    embedding nearest-neighbour cosine is reported beside the TF-IDF one.
 
     A small corpus is checked at once (``inline``: at most ``INLINE_TEXTS`` texts, unless said otherwise), a large
     one by a worker after the upload commits; either way outside the transaction that records it, so that no write
@@ -44,6 +55,9 @@ def contamination_check_create(
         corpus = contamination.corpus_from_jsonl(data)
     except (contamination.CorpusError, UnicodeDecodeError) as exc:
         raise ValidationError(_("The corpus cannot be read: %(error)s") % {"error": exc}) from exc
+    if embedding_endpoint is not None and not (embedding_endpoint.embedding_model and embedding_endpoint.is_active):
+        message = _("The endpoint %(name)s has no embedding model (or is not active): name one that embeds texts.")
+        raise ValidationError({"embedding_endpoint": message % {"name": embedding_endpoint.name}})
     check = ContaminationCheck(
         release=release,
         name=name.strip() or _("corpus"),
@@ -51,6 +65,7 @@ def contamination_check_create(
         corpus_texts=len(corpus),
         corpus_sha256=hashlib.sha256(data).hexdigest(),
         created_by=user,
+        embedding_endpoint=embedding_endpoint,
     )
     check.full_clean()
     with transaction.atomic():
@@ -94,6 +109,7 @@ def _result(check: ContaminationCheck) -> dict:
     corpus = contamination.corpus_from_jsonl(check.corpus.encode("utf-8"))
     chinese = [c for c in corpus if contamination.is_chinese([c.text])]
     other = [c for c in corpus if not contamination.is_chinese([c.text])]
+    sides: dict[str, list] = {}
     result: dict = {"languages": {}, "skipped": {}}
     for language, texts in sorted(release_texts(check.release).items()):
         side = chinese if language == "zh" else other
@@ -101,5 +117,48 @@ def _result(check: ContaminationCheck) -> dict:
             result["skipped"][language] = "the corpus has no texts in this language's script"
             continue
         keys = list(texts)
+        sides[language] = side
         result["languages"][language] = contamination.contamination_check(keys, [texts[k] for k in keys], side)
+        result["languages"][language]["texts"] = texts
+    if check.embedding_endpoint_id is not None and sides:
+        _embedding_results(check.embedding_endpoint, result, sides)
+    for summary in result["languages"].values():
+        del summary["texts"]
     return result
+
+
+def _embedding_results(endpoint: Endpoint, result: dict, sides: dict[str, list]) -> None:
+    """Add each language's embedding nearest-neighbour cosine, against the same corpus texts as its TF-IDF, and
+    what the embeddings cost. Each text is embedded once (``llm.embeddings`` drops repeats)."""
+    languages = list(sides)
+    release_side = [t for lang in languages for t in result["languages"][lang]["texts"].values()]
+    corpus_sides = list({id(side): side for side in sides.values()}.values())
+    corpus_side = [c.text for side in corpus_sides for c in side]
+    try:
+        found = embeddings_fetch(endpoint=endpoint, texts=release_side + corpus_side)
+    except EmbeddingError as exc:
+        raise EmbeddingError(_("The embeddings could not be fetched: %(error)s") % {"error": exc}) from exc
+    queries, corpus = found.vectors[: len(release_side)], found.vectors[len(release_side) :]
+    offsets, at = {}, 0
+    for side in corpus_sides:
+        offsets[id(side)] = at
+        at += len(side)
+    start = 0
+    for language in languages:
+        texts, side = result["languages"][language]["texts"], sides[language]
+        low = offsets[id(side)]
+        where, cosine = contamination.dense_nearest_neighbours(
+            queries[start : start + len(texts)], corpus[low : low + len(side)]
+        )
+        summary = contamination.contamination_summary(list(texts), list(texts.values()), side, where, cosine)
+        result["languages"][language]["embedding"] = summary
+        start += len(texts)
+    result["embedding"] = {
+        "endpoint": endpoint.name,
+        "model": found.model,
+        "dimensions": found.dimensions,
+        "requests": found.requests,
+        "cached": found.cached,
+        "input_tokens": found.input_tokens,
+        "cost": str(found.cost),
+    }

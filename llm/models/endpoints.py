@@ -139,6 +139,29 @@ class Endpoint(models.Model):
             "answer in comparison sets: experts who read its drafts would recognise its writing."
         ),
     )
+    embedding_model = models.CharField(
+        _("embedding model"),
+        max_length=200,
+        blank=True,
+        help_text=_(
+            "The model this server embeds texts with (its /embeddings API, e.g. text-embedding-3-small), for the "
+            "contamination check's embedding cosine. Empty: the endpoint does not embed."
+        ),
+    )
+    embedding_dimensions = models.PositiveIntegerField(
+        _("embedding dimensions"),
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(8192)],
+        help_text=_("Sent as dimensions (text-embedding-3 models shorten their vectors); empty: the model's own."),
+    )
+    price_embedding_per_mtok = models.DecimalField(
+        _("embedding price per million input tokens"),
+        max_digits=12,
+        decimal_places=4,
+        default=Decimal("0"),
+        validators=[MinValueValidator(0)],
+    )
     notes = models.TextField(_("notes"), blank=True)
     # What Test connection found the endpoint supports (``llm.probe``), and when.
     capabilities = models.JSONField(_("capabilities"), default=dict, blank=True)
@@ -172,6 +195,9 @@ class Endpoint(models.Model):
             models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="endpoint_timeout_positive"),
             models.CheckConstraint(
                 condition=Q(token_parameter__in=TokenParameter.values), name="endpoint_token_parameter_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(price_embedding_per_mtok__gte=0), name="endpoint_embedding_price_not_negative"
             ),
         ]
         permissions = [("manage_endpoint", "Can create, edit and test LLM endpoints")]

@@ -12,9 +12,9 @@ It also counts requests in flight (the most at once: ``max_in_flight``) and requ
 any 60-second window; ``?window=S`` adds the most in any window of S seconds), so that tests can check the
 endpoint limits that workers share.
 
-Paths: ``/v1/chat/completions``, ``/v1/completions``, ``/v1/models``; the same under ``/html/``, ``/badjson/`` or
-``/unauthorized/`` for a server that answers with an HTML page, broken JSON or 401. Admin: ``GET /_sim/stats``,
-``POST /_sim/reset``, ``GET|POST /_sim/config`` (JSON with any of the fault and latency settings).
+Paths: ``/v1/chat/completions``, ``/v1/completions``, ``/v1/embeddings``, ``/v1/models``; the same under ``/html/``,
+``/badjson/`` or ``/unauthorized/`` for a server that answers with an HTML page, broken JSON or 401. Admin:
+``GET /_sim/stats``, ``POST /_sim/reset``, ``GET|POST /_sim/config`` (JSON with the fault and latency settings).
 
 The Batch API as OpenAI has it: ``POST /v1/files`` (multipart, ``purpose=batch``, a JSONL of ``{custom_id, method,
 url, body}``), ``GET /v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET /v1/batches[/{id}]`` and
@@ -36,7 +36,7 @@ from collections import Counter, OrderedDict
 from dataclasses import asdict, dataclass, fields
 from urllib.parse import parse_qs, urlsplit
 
-from llm.simulator import simulation
+from llm.simulator import embeddings, simulation
 from llm.simulator.batches import BatchAPI, Reply, error_reply, json_reply
 
 logger = logging.getLogger("llm.simulator")
@@ -56,6 +56,7 @@ KNOWN_MODELS = (
     "sim-judge-noise25-bias10",
     "sim-drafter",
     "sim-echo",
+    "sim-embed",
 )
 REASONS = {
     200: "OK",
@@ -338,8 +339,8 @@ class Simulator(BatchAPI):
             return json_reply(200, {"object": "list", "data": [self._model_card(m) for m in KNOWN_MODELS]})
         if path.endswith("/chat/completions"):
             style = "chat"
-        elif path.endswith("/completions"):
-            style = "completions"
+        elif path.endswith("/completions") or path.endswith("/embeddings"):
+            style = path.rpartition("/")[2]
         else:
             return error_reply(404, f"Unknown path {path}; try /v1/chat/completions.", "invalid_request_error")
         if method != "POST":
@@ -391,6 +392,8 @@ class Simulator(BatchAPI):
 
     @staticmethod
     def _validate(style: str, data: dict) -> str:
+        if style == "embeddings":
+            return embeddings.problem(data)
         max_tokens = data.get("max_tokens", data.get("max_completion_tokens"))
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 0):
             return "max_tokens must be a non-negative integer."
@@ -470,11 +473,12 @@ class Simulator(BatchAPI):
         await asyncio.sleep(max(delay, 0) / 1000)
         started = time.time()
         hints = {"answer": headers.get("x-sim-answer", "")}
-        payload = self._chat(data, hints) if style == "chat" else self._completions(data)
+        styles = {"chat": lambda: self._chat(data, hints), "embeddings": lambda: embeddings.payload(data)}
+        payload = styles.get(style, lambda: self._completions(data))()
         if fault.random() < config.garbage_rate:
             self.garbled += 1
             rng = simulation.rng_for("garble", config.seed, key, attempt)
-            for choice in payload["choices"]:
+            for choice in payload.get("choices", []):
                 if "message" in choice:
                     choice["message"]["content"] = simulation.garble(choice["message"]["content"] or "", rng)
                 else:
@@ -483,7 +487,7 @@ class Simulator(BatchAPI):
             payload["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.billed[key] += 1
         self.prompt_tokens += payload["usage"]["prompt_tokens"]
-        self.completion_tokens += payload["usage"]["completion_tokens"]
+        self.completion_tokens += payload["usage"].get("completion_tokens", 0)
         request_id = "req_sim_" + hashlib.sha256(f"{key}:{attempt}".encode()).hexdigest()[:20]
         return json_reply(
             200,

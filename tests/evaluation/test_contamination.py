@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from sklearn.metrics.pairwise import cosine_similarity
@@ -177,3 +178,135 @@ def test_the_page_api_and_command(release, researcher, login, tmp_path, capsys, 
     assert "en: 3 texts against 2: nearest-neighbour cosine mean" in out and "contam-1  ~  copy" in out
     with pytest.raises(CommandError, match="unknown release"):
         call_command("contamination_check", "facet:9.9.9", str(path))
+
+
+def test_blocked_embedding_neighbours_equal_the_brute_force_maximum():
+    rng = np.random.default_rng(3)
+    queries, corpus = rng.standard_normal((23, 16)), rng.standard_normal((37, 16))
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
+    where, best = contamination.dense_nearest_neighbours(
+        queries.astype(np.float32), corpus.astype(np.float32), row_block=5, column_block=7
+    )
+    full = queries @ corpus.T
+    assert best == pytest.approx(full.max(axis=1), abs=1e-5)
+    assert np.array_equal(where, full.argmax(axis=1))
+    with pytest.raises(ValueError, match="16 and 8 dimensions"):
+        contamination.dense_nearest_neighbours(queries, corpus[:, :8])
+    # A negative cosine (possible with embeddings) is counted in the first bin.
+    summary = contamination.contamination_summary(
+        ["a"], ["a"], [contamination.CorpusText("b", "b")], np.array([0]), np.array([-0.2])
+    )
+    assert summary["histogram"][0]["count"] == 1 and summary["mean"] == pytest.approx(-0.2)
+
+
+@pytest.fixture
+def embedder(make_endpoint):
+    return make_endpoint("sim-style-concise", name="embedder", embedding_model="sim-embed", embedding_dimensions=128)
+
+
+def test_the_embedding_cosine_is_reported_beside_tf_idf(release, researcher, embedder, simulator):
+    plain = contamination_check_create(release=release, name="plain", data=CORPUS, user=researcher)
+    assert "embedding" not in plain.result and "embedding" not in plain.result["languages"]["en"]
+    requests = simulator.stats()["requests"]
+    assert requests == 0  # without an embedding endpoint nothing is sent
+    check = contamination_check_create(
+        release=release, name="sft", data=CORPUS, user=researcher, embedding_endpoint=embedder
+    )
+    check.refresh_from_db()
+    assert check.status == ContaminationCheck.Status.DONE, check.error
+    en = check.result["languages"]["en"]
+    assert en["n"] == 3 and en["embedding"]["n"] == 3 and en["embedding"]["corpus_n"] == 2
+    top = en["embedding"]["closest"][0]
+    assert (top["key"], top["corpus_key"]) == ("contam-1", "copy") and 0.5 < top["cosine"] <= 1.0
+    assert len(en["embedding"]["histogram"]) == 20 and sum(b["count"] for b in en["embedding"]["histogram"]) == 3
+    assert check.result["languages"]["zh"]["embedding"]["corpus_n"] == 1
+    facts = check.result["embedding"]
+    assert facts["endpoint"] == "embedder" and facts["model"] == "sim-embed" and facts["dimensions"] == 128
+    assert facts["requests"] == 1 and facts["cached"] == 0 and facts["input_tokens"] > 0
+    # The same texts again: answered from the calls' cache, nothing sent.
+    again = contamination_check_create(
+        release=release, name="again", data=CORPUS, user=researcher, embedding_endpoint=embedder
+    )
+    assert again.result["embedding"]["cached"] == 1 and again.result["embedding"]["requests"] == 0
+    assert simulator.stats()["requests"] == 1
+
+
+def test_a_failing_embedding_endpoint_fails_the_check_with_its_reason(release, researcher, make_endpoint):
+    wrong = make_endpoint("sim-style-concise", name="wrong", embedding_model="no-such-model")
+    check = contamination_check_create(
+        release=release, name="x", data=CORPUS, user=researcher, embedding_endpoint=wrong
+    )
+    check.refresh_from_db()
+    assert check.status == ContaminationCheck.Status.FAILED
+    assert "The embeddings could not be fetched" in check.error and "does not exist" in check.error
+    chat_only = make_endpoint("sim-style-concise", name="chat only")
+    with pytest.raises(ValidationError, match="has no embedding model"):
+        contamination_check_create(
+            release=release, name="x", data=CORPUS, user=researcher, embedding_endpoint=chat_only
+        )
+
+
+def test_the_page_api_and_command_take_an_embedding_endpoint(
+    release, researcher, login, tmp_path, capsys, embedder, make_endpoint, django_assert_max_num_queries
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client = login(researcher)
+    form = client.get("/evaluation/contamination/").content.decode()
+    assert "embedder · sim-embed" in form and "none: TF-IDF only" in form
+    response = client.post(
+        "/evaluation/contamination/",
+        {
+            "release": release.pk,
+            "name": "sft",
+            "corpus": SimpleUploadedFile("c.jsonl", CORPUS),
+            "embedding_endpoint": embedder.pk,
+        },
+    )
+    assert response.status_code == 302
+    with django_assert_max_num_queries(8):
+        page = client.get(response["Location"]).content.decode()
+    assert 'id="contamination-en-embedding"' in page and 'id="contamination-zh-embedding"' in page
+    assert "embedding cosine (sim-embed, 128 dimensions)" in page and "TF-IDF cosine" in page
+    assert 'id="contamination-embeddings"' in page and "Embeddings by embedder" in page
+    client.cookies["django_language"] = "zh-hans"
+    chinese = client.get(response["Location"]).content.decode()
+    assert "嵌入余弦相似度（sim-embed，128 维）" in chinese and "TF-IDF 余弦相似度" in chinese
+    client.cookies["django_language"] = "en"
+
+    chat_only = make_endpoint("sim-style-concise", name="chat only")
+    api = client.post(
+        "/api/evaluation/contamination/",
+        {
+            "release": release.pk,
+            "name": "api",
+            "corpus": SimpleUploadedFile("c.jsonl", CORPUS),
+            "embedding_endpoint": chat_only.pk,
+        },
+        format="multipart",
+    )
+    assert api.status_code == 400 and "has no embedding model" in api.json()["embedding_endpoint"][0]
+    api = client.post(
+        "/api/evaluation/contamination/",
+        {
+            "release": release.pk,
+            "name": "api",
+            "corpus": SimpleUploadedFile("c.jsonl", CORPUS),
+            "embedding_endpoint": embedder.pk,
+        },
+        format="multipart",
+    )
+    assert api.status_code == 201 and api.json()["embedding_endpoint"] == embedder.pk
+    assert api.json()["result"]["languages"]["en"]["embedding"]["n"] == 3
+
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes(CORPUS)
+    call_command("contamination_check", f"facet:{release.version}", str(path), "--embeddings", "embedder")
+    out = capsys.readouterr().out
+    assert "embeddings (sim-embed, 128 dimensions): nearest-neighbour cosine mean" in out
+    assert "contam-1  ~  copy" in out.split("embeddings (")[1]
+    with pytest.raises(CommandError, match="has no embedding model; endpoints that embed: embedder"):
+        call_command("contamination_check", f"facet:{release.version}", str(path), "--embeddings", "chat only")
+    with pytest.raises(CommandError, match="unknown endpoint"):
+        call_command("contamination_check", f"facet:{release.version}", str(path), "--embeddings", "nope")

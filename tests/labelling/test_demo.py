@@ -32,6 +32,7 @@ def test_the_demo_gives_the_expert_work_times_its_labels_and_its_replies_read_as
     expert_has_work(demo)
     labels_are_timed()
     replies_read_as_replies()
+    eicap_release_is_evaluated(demo)
 
 
 def expert_has_work(demo: str) -> None:
@@ -45,7 +46,7 @@ def expert_has_work(demo: str) -> None:
     # Building the studies again changes nothing.
     from demo.evaluation import demo_studies
 
-    assert demo_studies().count("already present") == 4  # calibration, labelling, EiCAP, evaluation
+    assert demo_studies().count("already present") == 5  # calibration, labelling, EiCAP, both evaluations
 
 
 def labels_are_timed() -> None:
@@ -67,3 +68,19 @@ def replies_read_as_replies() -> None:
     assert all(any("\u4e00" <= ch <= "\u9fff" for ch in text) for text in chinese)
     # No word picked at random from the prompt ("you're dealing with third").
     assert not any("dealing with" in text for text in english)
+
+
+def eicap_release_is_evaluated(demo: str) -> None:
+    """The EiCAP release is evaluated as EiCAP does: two models by log-probability, one by letter choice."""
+    from evaluation.models import EvaluationRun
+
+    assert "demo EiCAP evaluation: done" in demo
+    run = EvaluationRun.objects.get(name="Demo EiCAP evaluation")
+    assert run.phase == EvaluationRun.Phase.DONE and run.release.benchmark.slug == "eicap"
+    eicap = run.report["eicap"]
+    assert [(r["model"], r["protocol"]) for r in eicap["protocols"]] == [
+        ("M01", "logprob"),
+        ("M02", "logprob"),
+        ("M03", "letter"),
+    ]
+    assert eicap["subcategories"] and eicap["turns"] and eicap["agreement"] and eicap["margins"]
