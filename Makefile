@@ -55,6 +55,8 @@ bench: $(VENV)/.installed ## the benchmarks: LLM runs, ratings, pages, imports, 
 	$(PY) scripts/bench_pages.py --items 2000 --runs 5
 	$(PY) scripts/bench_label_efficiency.py
 	$(PY) scripts/bench_label_efficiency.py --settings
+	@# Enter to the next comparison painted, in Chromium, labelling 60 comparisons by key (100,000 items: the default).
+	$(PY) scripts/bench_labelling.py --items 20000 --labels 60
 	d=$$(mktemp -d) && export DEBUG=1 DATABASE_URL=sqlite:///$$d/bench.sqlite3 && $(PY) manage.py migrate -v 0 && \
 		$(PY) scripts/bench_import.py --items 2000 --release 500
 
