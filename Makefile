@@ -57,6 +57,8 @@ bench: $(VENV)/.installed ## the benchmarks: LLM runs, ratings, pages, imports, 
 	$(PY) scripts/bench_label_efficiency.py --settings
 	@# Every role's day in Chromium on the demo data: responses over 0.5 s of server time and the ten slowest.
 	$(PY) scripts/bench_day.py
+	@# Enter to the next comparison painted, in Chromium, labelling 60 comparisons by key (100,000 items: the default).
+	$(PY) scripts/bench_labelling.py --items 20000 --labels 60
 	d=$$(mktemp -d) && export DEBUG=1 DATABASE_URL=sqlite:///$$d/bench.sqlite3 && $(PY) manage.py migrate -v 0 && \
 		$(PY) scripts/bench_import.py --items 2000 --release 500
 

@@ -27,11 +27,18 @@
   // previous one to change it, ? shows the list of keys.
   function queueKey(event, key) {
     if (key === "s") {
-      const skip = document.getElementById("skip-form");
-      if (skip) { event.preventDefault(); skip.requestSubmit(); }
+      if (document.getElementById("skip-form") || labelFlow.pending) {
+        event.preventDefault();
+        afterLabelSent(() => { const skip = document.getElementById("skip-form"); if (skip) skip.requestSubmit(); });
+      }
     } else if (key === "b" || key === "u") {
-      const back = document.querySelector("#label-back, #review-back");
-      if (back) { event.preventDefault(); window.location.assign(back.href); }
+      if (document.querySelector("#label-back, #review-back") || labelFlow.pending) {
+        event.preventDefault();
+        afterLabelSent(() => {
+          const back = document.querySelector("#label-back, #review-back");
+          if (back) window.location.assign(back.href);
+        });
+      }
     } else if (event.key === "?") {
       const help = document.getElementById("shortcuts");
       if (help && typeof help.showModal === "function") {
@@ -121,18 +128,20 @@
     });
   }
 
-  // Pairwise labelling: arrows pick a side, T a tie, digits the margin, Enter submits.
-  function setupLabel(form) {
-    function pick(id) {
-      const input = document.getElementById(id);
-      if (input) { input.checked = true; input.dispatchEvent(new Event("change", { bubbles: true })); }
-    }
-    function syncMargins() {
-      const tie = document.getElementById("winner-tie").checked;
-      form.querySelectorAll("input[name=margin]").forEach((m) => { m.disabled = tie; if (tie) m.checked = false; });
-    }
-    form.addEventListener("change", syncMargins);
+  // Pairwise labelling: arrows pick a side, T a tie, digits the margin, Enter submits. One listener for every
+  // comparison the page shows in turn (labelFlow below swaps them in): it reads the form shown now.
+  function pick(id) {
+    const input = document.getElementById(id);
+    if (input) { input.checked = true; input.dispatchEvent(new Event("change", { bubbles: true })); }
+  }
+  function syncMargins(form) {
+    const tie = form.querySelector("#winner-tie");
+    form.querySelectorAll("input[name=margin]").forEach((m) => { m.disabled = tie.checked; if (tie.checked) m.checked = false; });
+  }
+  function setupLabelKeys() {
     document.addEventListener("keydown", (event) => {
+      const form = document.getElementById("label-form");
+      if (!form) return;
       if (typing(event) || event.ctrlKey || event.metaKey || event.altKey) {
         if (event.key === "Escape") event.target.blur();
         if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); form.requestSubmit(); }
@@ -147,7 +156,183 @@
       else if (event.key === "Enter") { event.preventDefault(); form.requestSubmit(); }
       else queueKey(event, key);
     });
-    syncMargins();
+  }
+
+  // Labelling at the expert's pace. The next comparison's page is fetched ahead (sent with "Purpose: prefetch",
+  // so its clock does not start); submitting a complete label shows it at once, in the same document, while the
+  // label is posted in the background. The server's answer is the page it redirects to (the comparison now shown,
+  // timed from that request) or the submitted comparison again with its error: the first refreshes the queue parts
+  // of the page shown (progress, back link, put-aside list, messages) and fetches the one after; the second takes
+  // the expert back to what they submitted, as does a failed connection (the page as they left it). Without a page
+  // ahead (the last comparison, an incomplete form) the form is submitted as before.
+  const labelFlow = { ahead: null, aheadUrl: "", pending: null };
+
+  function labelMain() { return document.querySelector("main.page"); }
+  function parsePage(html) { return new DOMParser().parseFromString(html, "text/html"); }
+
+  function fetchAhead() {
+    const page = document.getElementById("label-page");
+    const url = (page && page.dataset.nextUrl) || "";
+    if (url === labelFlow.aheadUrl && labelFlow.ahead) return;
+    labelFlow.aheadUrl = url;
+    labelFlow.ahead = !url ? null : fetch(url, { headers: { Purpose: "prefetch" }, credentials: "same-origin" })
+      .then(async (response) => {
+        if (!response.ok || response.redirected) return null;
+        const doc = parsePage(await response.text());
+        return doc.getElementById("label-page") && doc.querySelector("main.page") ? { url: response.url, doc } : null;
+      })
+      .catch(() => null);
+  }
+
+  // Bind the comparison shown; fetch the one after it only once the page's queue parts are the server's (a page
+  // shown from ahead was rendered before the label submitted on the last one was stored).
+  function bindLabelPage(settled) {
+    const main = labelMain();
+    widths(main);
+    if (window.htmx) window.htmx.process(main);
+    const form = document.getElementById("label-form");
+    if (form && !form.dataset.bound) {
+      form.dataset.bound = "1";
+      form.addEventListener("change", () => syncMargins(form));
+      syncMargins(form);
+    }
+    if (settled) fetchAhead();
+  }
+
+  function labelComplete(form) {
+    const winner = form.querySelector("input[name=winner]:checked");
+    return Boolean(winner && (winner.value === "tie" || form.querySelector("input[name=margin]:checked")));
+  }
+
+  function showPage(doc, settled) {
+    labelMain().replaceChildren(...Array.from(doc.querySelector("main.page").childNodes));
+    document.title = doc.title;
+    window.scrollTo(0, 0);
+    bindLabelPage(settled);
+  }
+
+  // The comparison shown was rendered before the label was stored: count the label and link back to it now.
+  function countSubmitted(fromUrl) {
+    const progress = document.getElementById("label-progress");
+    if (progress) {
+      const done = Number(progress.dataset.done) + 1;
+      const total = Number(progress.dataset.total);
+      progress.dataset.done = String(done);
+      document.getElementById("progress-text").textContent = `${done} / ${total}`;
+      const bar = progress.querySelector("[data-percent]");
+      if (bar) { bar.dataset.percent = String(total ? Math.floor((100 * done) / total) : 0); widths(progress); }
+    }
+    const back = document.getElementById("label-back");
+    if (back) back.href = fromUrl;
+  }
+
+  function showMessage(text, kind) {
+    const list = document.createElement("ul");
+    list.className = "messages";
+    const item = document.createElement("li");
+    item.className = `msg-${kind}`;
+    item.textContent = text;
+    list.append(item);
+    const old = labelMain().querySelector(":scope > ul.messages");
+    if (old) old.replaceWith(list); else labelMain().prepend(list);
+  }
+
+  // The server's page for the comparison already shown: take its queue parts, keep what the expert has chosen.
+  function refreshQueueParts(doc) {
+    const fresh = doc.querySelector("main.page");
+    for (const id of ["label-progress", "queue-nav", "skipped-slot"]) {
+      const now = document.getElementById(id);
+      const next = doc.getElementById(id);
+      if (now && next) now.replaceWith(next);
+    }
+    const messages = fresh.querySelector(":scope > ul.messages");
+    const old = labelMain().querySelector(":scope > ul.messages");
+    if (messages && old) old.replaceWith(messages);
+    else if (messages) labelMain().prepend(messages);
+    else if (old) old.remove();
+    const page = document.getElementById("label-page");
+    page.dataset.nextUrl = doc.getElementById("label-page").dataset.nextUrl;
+    bindLabelPage(true);
+  }
+
+  async function labelSend(action, data, left) {
+    const main = labelMain();
+    main.setAttribute("aria-busy", "true");
+    let response = null;
+    let doc = null;
+    try {
+      response = await fetch(action, { method: "POST", body: data, credentials: "same-origin" });
+      doc = parsePage(await response.text());
+    } catch (error) {
+      response = null;
+    }
+    main.removeAttribute("aria-busy");
+    const page = doc && doc.getElementById("label-page");
+    const shown = document.getElementById("label-page");
+    if (response && response.ok && page && shown && page.dataset.url === shown.dataset.url
+        && page.dataset.labelled === shown.dataset.labelled) {
+      refreshQueueParts(doc);
+    } else if (response && page) {
+      // Another comparison than the one shown, or the submitted one again with its error (400, 409).
+      showPage(doc, true);
+      history.replaceState(null, "", page.dataset.url);
+    } else if (response && response.ok && response.redirected && !doc.getElementById("label-form")) {
+      window.location.assign(response.url); // the queue is done: the page the server sends the expert to
+    } else {
+      labelMain().replaceChildren(...left.nodes);
+      document.title = left.title;
+      history.replaceState(null, "", left.url);
+      const form = document.getElementById("label-form");
+      if (form) delete form.dataset.submitted;
+      showMessage(document.getElementById("label-page").dataset.unsent, "error");
+      window.scrollTo(0, 0);
+      bindLabelPage(true);
+    }
+  }
+
+  async function labelSubmit(form) {
+    const page = document.getElementById("label-page");
+    const assignment = page.dataset.url;
+    if (labelFlow.pending) await labelFlow.pending; // the label before first: its answer may bring the expert back
+    const current = document.getElementById("label-page");
+    if (!current || current.dataset.url !== assignment) return;
+    form = document.getElementById("label-form");
+    const ahead = labelComplete(form) ? await labelFlow.ahead : null;
+    if (!ahead || document.getElementById("label-page") !== current) {
+      if (document.getElementById("label-page") === current) form.submit();
+      return;
+    }
+    const left = { nodes: Array.from(labelMain().childNodes), url: window.location.href, title: document.title };
+    const data = new FormData(form);
+    const action = form.action;
+    const changing = Boolean(form.querySelector("input[name=change]"));
+    const changed = current.dataset.changed;
+    labelFlow.ahead = null;
+    labelFlow.aheadUrl = "";
+    history.pushState({ label: true }, "", ahead.url);
+    showPage(ahead.doc, false);
+    if (changing) showMessage(changed, "success"); else countSubmitted(left.url);
+    labelFlow.pending = labelSend(action, data, left).finally(() => { labelFlow.pending = null; });
+  }
+
+  function setupLabelFlow() {
+    setupLabelKeys();
+    document.addEventListener("submit", (event) => {
+      if (event.defaultPrevented || event.target.id !== "label-form" || !document.getElementById("label-page")) return;
+      event.preventDefault();
+      const form = event.target;
+      if (form.dataset.sending) return;
+      form.dataset.sending = "1";
+      labelSubmit(form).finally(() => { delete form.dataset.sending; });
+    });
+    // Back and forward through comparisons shown in place: load the page of the address reached.
+    window.addEventListener("popstate", () => { if (document.getElementById("label-page")) window.location.reload(); });
+    bindLabelPage(true);
+  }
+
+  // Keys that leave the comparison (skip, back) wait for the label being sent: its answer brings the right links.
+  function afterLabelSent(then) {
+    if (labelFlow.pending) labelFlow.pending.then(then); else then();
   }
 
   // No inline handlers or style attributes (the Content-Security-Policy forbids them): a select marked
@@ -417,8 +602,7 @@
     if (toggle) setupNavToggle(toggle);
     widths(document);
     setupPickers(document);
-    const label = document.getElementById("label-form");
-    if (label) setupLabel(label);
+    if (document.getElementById("label-page")) setupLabelFlow();
     const review = document.getElementById("review-form");
     if (review) setupReview(review);
     const adjudication = document.getElementById("adjudication-form");

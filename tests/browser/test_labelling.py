@@ -7,6 +7,7 @@ from annotation.items.models import Benchmark
 from annotation.labelling import services as comparisons
 from annotation.labelling.models import ExpertLabel, LabelAssignment, LabelChange
 from tests.browser.test_item_edit import sign_in
+from tests.browser.test_labelling_flow import sent
 from tests.factories import make_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -37,6 +38,7 @@ def test_expert_labels_two_comparisons_with_the_keyboard(page, live_server, taxo
     expect(page.locator("#margin-1")).to_be_disabled()
     page.keyboard.press("Enter")
     expect(page.locator("#progress-text")).to_have_text("2 / 3")
+    sent(page)
 
     label = ExpertLabel.objects.get(assignment=first)
     assert label.score == (3 if first.shown_order == "AB" else -3)
@@ -54,6 +56,7 @@ def test_expert_labels_two_comparisons_with_the_keyboard(page, live_server, taxo
     page.keyboard.press("Enter")
     expect(page.locator("#progress-text")).to_have_text("2 / 3")
     assert page.url == third_url
+    sent(page)
     relabelled = ExpertLabel.objects.get(assignment=tied)
     assert relabelled.score == (-2 if tied.shown_order == "AB" else 2)
     change = LabelChange.objects.get(label=relabelled)

@@ -180,3 +180,12 @@ def test_a_prefetched_page_does_not_start_the_timer_but_arriving_on_it_does(pair
     response = client.post(f"/labelling/{cs.pk}/{first.pk}/", {"winner": "tie"})
     assert response["Location"] == f"/labelling/{cs.pk}/{second.pk}/"
     assert LabelAssignment.objects.get(pk=second.pk).first_viewed_at is not None
+
+
+def test_a_page_fetched_ahead_by_the_label_page_does_not_start_the_timer(pair, login):
+    """app.js fetches the next comparison with ``Purpose: prefetch`` (a script cannot send ``Sec-Purpose``)."""
+    cs, (expert, _other) = pair
+    second = queue(cs, expert)[1]
+    response = login(expert).get(f"/labelling/{cs.pk}/{second.pk}/", headers={"Purpose": "prefetch"})
+    assert response.status_code == 200 and b'id="label-page"' in response.content
+    assert LabelAssignment.objects.get(pk=second.pk).first_viewed_at is None
