@@ -19,8 +19,8 @@ CORPUS_TEXTS = 1000
 
 
 def eicap_sets(items: int) -> int:
-    """How many reply sets the benchmark builds for ``items`` items: one per 500, at least 6 and at most 200."""
-    return max(6, min(200, items // 500))
+    """How many reply sets the benchmark builds for ``items`` items: one per 100, at least 6 and at most 200."""
+    return max(6, min(200, items // 100))
 
 
 def eicap_built() -> bool:
