@@ -26,7 +26,6 @@ KNOWN_OVER = {
     ("home", "admin"),  # 12: every panel of every role, the researcher's three run lists (docs/performance.md)
     ("calibration:run", "researcher"),  # 12: the per-expert table (progress, times, agreement, checks) reads 2
     ("items:item-detail", "expert"),  # 12 with screening feedback and near-duplicates
-    ("evaluation-run-estimate", "researcher"),  # 15
 }
 
 
