@@ -7,8 +7,9 @@ last), the first, middle and last page of lists, filters, and searches in Englis
 characters; htmx partials with ``HX-Request``. The admin site is filled by rule for every registered model
 (changelist with its first, middle and last page and a search, add, change, history, delete and its redirect).
 
-A key that is neither filled nor in ``EXCLUDED`` (each with its reason) makes the benchmark fail, and so does a fill
-that finds no object to show: ``tests/test_bench_pages.py`` keeps both lists complete as routes are added.
+A key that is neither filled nor in ``EXCLUDED`` (scripts/bench_excluded.py, each with its reason) makes the
+benchmark fail, and so does a fill that finds no object to show: ``tests/test_bench_pages.py`` keeps both lists
+complete as routes are added.
 """
 
 import re
@@ -16,109 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from bench_excluded import DOWNLOAD, EXCLUDED, POST_ONLY  # noqa: F401 - the routes not requested, read from here
+
 EXPERT, LEAD, RESEARCHER, ADMIN = "bench_2", "bench_lead", "bench_1", "bench_admin"
 ROLE_NAMES = {EXPERT: "expert", LEAD: "lead_expert", RESEARCHER: "researcher", ADMIN: "admin"}
 ADMIN_VIEWS = ("changelist", "add", "history", "delete", "change")
-POST_ONLY = "POST only: a GET answers 405"
-DOWNLOAD = "a file download (its size is the data's), not a page: measured by the export benchmarks"
-
-# Routes the benchmark does not request, and why. The test checks that each POST-only route answers 405 to a GET.
-EXCLUDED = {
-    "items:replysets-expand": POST_ONLY,
-    "items:key-review": POST_ONLY,
-    "items:reply-audit": POST_ONLY,
-    "items:replyset-expand": POST_ONLY,
-    "evaluation:answers": DOWNLOAD,
-    "evaluation-run-answers": DOWNLOAD,
-    "reply-set-expand": POST_ONLY,
-    "reply-audit": POST_ONLY,
-    "key-disagreement-review": POST_ONLY,
-    "login": "the sign-in form of a signed-out visitor; a signed-in GET only redirects",
-    "logout": "signs the benchmark's user out",
-    "set-language": POST_ONLY,
-    "favicon": "a redirect to a static file",
-    "admin:login": "the admin sign-in form of a signed-out visitor; a signed-in GET only redirects",
-    "admin:logout": "signs the benchmark's user out",
-    "admin:jsi18n": "a static JavaScript catalogue, cached by the browser",
-    "admin:autocomplete": "no admin model declares autocomplete_fields: every request answers 403",
-    "admin:view_on_site": "a redirect to the object's own page, which is measured itself",
-    "admin/(?P<url>.*)$": "the admin's catch-all: unknown admin URLs answer 404",
-    "api-token": POST_ONLY,
-    "items:item-export": DOWNLOAD,
-    "items:item-status-decide": POST_ONLY,
-    "items:item-autosave": POST_ONLY,
-    "screening:round-close": POST_ONLY,
-    "screening:review-autosave": POST_ONLY,
-    "screening:review-skip": POST_ONLY,
-    "labelling:set-close": POST_ONLY,
-    "labelling:label-skip": POST_ONLY,
-    "releases:release-download": DOWNLOAD,
-    "releases:release-edit": POST_ONLY,
-    "releases:release-add-items": POST_ONLY,
-    "releases:release-freeze": POST_ONLY,
-    "llm:run-export": DOWNLOAD,
-    "llm:run-action": POST_ONLY,
-    "llm:run-budget": POST_ONLY,
-    "llm:endpoint-test": POST_ONLY,
-    "calibration:run-download": DOWNLOAD,
-    "evaluation:download": DOWNLOAD,
-    "evaluation:action": POST_ONLY,
-    "evaluation:budget": POST_ONLY,
-    **{
-        name: DOWNLOAD
-        for name in (
-            "labelling:set-labels",
-            "labelling:set-pairs",
-            "labelling:set-label-studio",
-            "calibration:run-verdicts",
-            "calibration:run-pairs",
-            "evaluation:verdicts",
-            "evaluation:pairs",
-            "labelling-set-labels",
-            "labelling-set-pairs",
-            "labelling-set-label-studio-tasks",
-            "labelling-set-label-studio-config",
-            "calibration-run-verdicts",
-            "calibration-run-pairs",
-            "evaluation-run-verdicts",
-            "evaluation-run-pairs",
-        )
-    },
-    "labelling-set-label-studio-import": POST_ONLY,
-    "calibration-run-file": DOWNLOAD,
-    "evaluation-run-file": DOWNLOAD,
-    "release-download": DOWNLOAD,
-    **{
-        name: POST_ONLY
-        for name in (
-            "llm-endpoint-test",
-            "llm-run-budget",
-            "llm-run-cancel",
-            "llm-run-pause",
-            "llm-run-resume",
-            "screening-round-close",
-            "screening-assignment-draft",
-            "screening-assignment-review",
-            "screening-assignment-skip",
-            "screening-round-item-adjudicate",
-            "labelling-response-import",
-            "labelling-set-close",
-            "labelling-set-attention-checks",
-            "labelling-assignment-label",
-            "labelling-assignment-skip",
-            "calibration-run-select",
-            "evaluation-run-budget",
-            "evaluation-run-cancel",
-            "evaluation-run-pause",
-            "evaluation-run-resume",
-            "evaluation-run-start",
-            "release-freeze",
-            "release-items",
-            "item-revise",
-        )
-    },
-}
-
 
 @dataclass(frozen=True)
 class Case:
