@@ -6,10 +6,11 @@
 Builds the data once (reused when the database already holds it): N bilingual items with two revisions each and
 two emotions, 50 users and an admin, an open and a closed screening round over 1/12 of the items each with two
 reviewers per item, model responses to the open prompts and a comparison set labelled by experts (about 90% done),
-the studies and the rows every other route needs (scripts/bench_studies.py). Rows are written with ``bulk_create``
-in batches (the benchmark's own fast path; the import path has its own benchmark, scripts/bench_import.py). Without
-DATABASE_URL a throwaway SQLite file is used. A database holding items that this script did not make is refused, so
-it never writes into real data.
+the studies and the rows every other route needs (scripts/bench_studies.py), and an EiCAP study (reply sets drafted,
+audited and expanded, a key validation with disagreements) and a contamination check (scripts/bench_eicap.py).
+Rows are written with ``bulk_create`` in batches (the benchmark's own fast path; the import path has its own
+benchmark, scripts/bench_import.py). Without DATABASE_URL a throwaway SQLite file is used. A database holding items
+that this script did not make is refused, so it never writes into real data.
 
 Then requests every GET route of the URL resolver (scripts/bench_routes.py: pages, htmx partials, API lists and
 details, admin pages; first, middle and last objects and pages, filters, English and Chinese searches of one and two
@@ -32,6 +33,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from bench_eicap import build_eicap
 from bench_routes import Case, Unfilled, cases
 from bench_studies import build_calibration, build_evaluation, build_extras, studies_built, studies_reset
 
@@ -365,7 +367,10 @@ def main() -> None:
         finish(random.Random(args.seed))  # a build stopped before its studies: finish it
         print(f"finished the build in {time.perf_counter() - started:.0f} s", flush=True)
     build_extras(rng=random.Random(args.seed))  # the rows the other routes need (kept when already there)
-    items = Item.objects.count()
+    # The EiCAP study and the contamination check (scripts/bench_eicap.py), sized by the bench items; kept once built.
+    # The benchmark's size is its own items (the EiCAP probes expanded from reply sets are not counted).
+    items = Item.objects.filter(uid__startswith="bench-").count()
+    build_eicap(items=items, rng=random.Random(args.seed))
     try:
         wanted = (lambda c: any(part in c.page or part == c.route for part in args.only)) if args.only else None
         route_count, requests = cases(wanted)

@@ -7,8 +7,9 @@ last), the first, middle and last page of lists, filters, and searches in Englis
 characters; htmx partials with ``HX-Request``. The admin site is filled by rule for every registered model
 (changelist with its first, middle and last page and a search, add, change, history, delete and its redirect).
 
-A key that is neither filled nor in ``EXCLUDED`` (each with its reason) makes the benchmark fail, and so does a fill
-that finds no object to show: ``tests/test_bench_pages.py`` keeps both lists complete as routes are added.
+A key that is neither filled nor in ``EXCLUDED`` (scripts/bench_excluded.py, each with its reason) makes the
+benchmark fail, and so does a fill that finds no object to show: ``tests/test_bench_pages.py`` keeps both lists
+complete as routes are added.
 """
 
 import re
@@ -16,128 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from bench_excluded import DOWNLOAD, EXCLUDED, POST_ONLY  # noqa: F401 - the routes not requested, read from here
+
 EXPERT, LEAD, RESEARCHER, ADMIN = "bench_2", "bench_lead", "bench_1", "bench_admin"
 ROLE_NAMES = {EXPERT: "expert", LEAD: "lead_expert", RESEARCHER: "researcher", ADMIN: "admin"}
 ADMIN_VIEWS = ("changelist", "add", "history", "delete", "change")
-POST_ONLY = "POST only: a GET answers 405"
-# Added with issue 26 this stop; the benchmark's data has no reply sets, key validations or contamination checks
-# yet, so these are not measured (issue 29: the benchmark should build them and measure these routes too).
-EICAP_NOT_BUILT = "EiCAP reply sets, key validations, answers and contamination checks: not in the built data yet"
-DOWNLOAD = "a file download (its size is the data's), not a page: measured by the export benchmarks"
-
-# Routes the benchmark does not request, and why. The test checks that each POST-only route answers 405 to a GET.
-EXCLUDED = {
-    "items:replyset-list": EICAP_NOT_BUILT,
-    "items:replysets-expand": EICAP_NOT_BUILT,
-    "items:key-disagreements": EICAP_NOT_BUILT,
-    "items:key-review": EICAP_NOT_BUILT,
-    "items:reply-audit": EICAP_NOT_BUILT,
-    "items:replyset-detail": EICAP_NOT_BUILT,
-    "items:replyset-expand": EICAP_NOT_BUILT,
-    "calibration:key-validations": EICAP_NOT_BUILT,
-    "calibration:key-validation": EICAP_NOT_BUILT,
-    "evaluation:contamination-list": EICAP_NOT_BUILT,
-    "evaluation:contamination": EICAP_NOT_BUILT,
-    "evaluation:answers": EICAP_NOT_BUILT,
-    "calibration-key-validation-list": EICAP_NOT_BUILT,
-    "calibration-key-validation-detail": EICAP_NOT_BUILT,
-    "calibration-key-validation-disagreements": EICAP_NOT_BUILT,
-    "evaluation-run-answers": EICAP_NOT_BUILT,
-    "evaluation-contamination-list": EICAP_NOT_BUILT,
-    "evaluation-contamination-detail": EICAP_NOT_BUILT,
-    "reply-set-list": EICAP_NOT_BUILT,
-    "reply-set-detail": EICAP_NOT_BUILT,
-    "reply-set-expand": EICAP_NOT_BUILT,
-    "reply-detail": EICAP_NOT_BUILT,
-    "reply-audit": EICAP_NOT_BUILT,
-    "key-disagreement-list": EICAP_NOT_BUILT,
-    "key-disagreement-review": EICAP_NOT_BUILT,
-    "login": "the sign-in form of a signed-out visitor; a signed-in GET only redirects",
-    "logout": "signs the benchmark's user out",
-    "set-language": POST_ONLY,
-    "favicon": "a redirect to a static file",
-    "admin:login": "the admin sign-in form of a signed-out visitor; a signed-in GET only redirects",
-    "admin:logout": "signs the benchmark's user out",
-    "admin:jsi18n": "a static JavaScript catalogue, cached by the browser",
-    "admin:autocomplete": "no admin model declares autocomplete_fields: every request answers 403",
-    "admin:view_on_site": "a redirect to the object's own page, which is measured itself",
-    "admin/(?P<url>.*)$": "the admin's catch-all: unknown admin URLs answer 404",
-    "api-token": POST_ONLY,
-    "items:item-export": DOWNLOAD,
-    "items:item-status-decide": POST_ONLY,
-    "items:item-autosave": POST_ONLY,
-    "screening:round-close": POST_ONLY,
-    "screening:review-autosave": POST_ONLY,
-    "screening:review-skip": POST_ONLY,
-    "labelling:set-close": POST_ONLY,
-    "labelling:label-skip": POST_ONLY,
-    "releases:release-download": DOWNLOAD,
-    "releases:release-edit": POST_ONLY,
-    "releases:release-add-items": POST_ONLY,
-    "releases:release-freeze": POST_ONLY,
-    "llm:run-export": DOWNLOAD,
-    "llm:run-action": POST_ONLY,
-    "llm:run-budget": POST_ONLY,
-    "llm:endpoint-test": POST_ONLY,
-    "calibration:run-download": DOWNLOAD,
-    "evaluation:download": DOWNLOAD,
-    "evaluation:action": POST_ONLY,
-    "evaluation:budget": POST_ONLY,
-    **{
-        name: DOWNLOAD
-        for name in (
-            "labelling:set-labels",
-            "labelling:set-pairs",
-            "labelling:set-label-studio",
-            "calibration:run-verdicts",
-            "calibration:run-pairs",
-            "evaluation:verdicts",
-            "evaluation:pairs",
-            "labelling-set-labels",
-            "labelling-set-pairs",
-            "labelling-set-label-studio-tasks",
-            "labelling-set-label-studio-config",
-            "calibration-run-verdicts",
-            "calibration-run-pairs",
-            "evaluation-run-verdicts",
-            "evaluation-run-pairs",
-        )
-    },
-    "labelling-set-label-studio-import": POST_ONLY,
-    "calibration-run-file": DOWNLOAD,
-    "evaluation-run-file": DOWNLOAD,
-    "release-download": DOWNLOAD,
-    **{
-        name: POST_ONLY
-        for name in (
-            "llm-endpoint-test",
-            "llm-run-budget",
-            "llm-run-cancel",
-            "llm-run-pause",
-            "llm-run-resume",
-            "screening-round-close",
-            "screening-assignment-draft",
-            "screening-assignment-review",
-            "screening-assignment-skip",
-            "screening-round-item-adjudicate",
-            "labelling-response-import",
-            "labelling-set-close",
-            "labelling-set-attention-checks",
-            "labelling-assignment-label",
-            "labelling-assignment-skip",
-            "calibration-run-select",
-            "evaluation-run-budget",
-            "evaluation-run-cancel",
-            "evaluation-run-pause",
-            "evaluation-run-resume",
-            "evaluation-run-start",
-            "release-freeze",
-            "release-items",
-            "item-revise",
-        )
-    },
-}
-
 
 @dataclass(frozen=True)
 class Case:
@@ -205,6 +89,10 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         Item,
         ItemImportJob,
         ItemRevision,
+        KeyJudgement,
+        KeyValidation,
+        Reply,
+        ReplySet,
         Scenario,
         ScenarioDomain,
     )
@@ -212,7 +100,7 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
     from annotation.releases.models import Release
     from annotation.screening.models import ReviewAssignment, RoundItem, ScreeningRound
     from calibration.models import CalibrationRun, Judge, JudgePrompt, JudgeSelection, PromptSet
-    from evaluation.models import EvaluationRun
+    from evaluation.models import ContaminationCheck, EvaluationRun
     from llm.models import Endpoint, LLMCall, Run
 
     items = Item.objects.count()
@@ -237,6 +125,16 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
     jobs = _ids(DraftingJob.objects.all(), "drafting job")
     import_jobs = _ids(ItemImportJob.objects.filter(created_by__username=LEAD), "item import job")
     juries = _ids(Judge.objects.filter(kind="jury"), "jury")
+    reply_sets = _spread(list(ReplySet.objects.order_by("uid").values_list("uid", flat=True)))
+    if not reply_sets:
+        raise Unfilled("no reply set in the benchmark's data")
+    replies = _ids(Reply.objects.filter(turn__reply_set__uid__in=reply_sets), "reply")
+    validation = KeyValidation.objects.filter(collected=True).order_by("-pk").first()
+    if validation is None or not KeyJudgement.objects.filter(validation=validation).exclude(chosen=None).exists():
+        raise Unfilled("no collected key validation in the benchmark's data")
+    checks = _ids(ContaminationCheck.objects.filter(status="done"), "contamination check")
+    eicap_leaf = ReplySet.objects.order_by("pk").values_list("dimension__code", flat=True).first()
+    open_reviews = KeyJudgement.objects.filter(validation=validation, review="open").exclude(chosen=None).count()
     dimension = Dimension.objects.filter(children__isnull=True).order_by("pk").first()
     E, L, R = EXPERT, LEAD, RESEARCHER  # noqa: N806
     item_pages = _pages(items, 25)
@@ -336,6 +234,32 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
             Case("evaluation drill-down", R, f"/evaluation/{evaluation.pk}/drill/?{drill}"),
             Case("evaluation drill-down, page 2", R, f"/evaluation/{evaluation.pk}/drill/?{drill}&page=2"),
             Case("evaluation drill-down, unfiltered", R, f"/evaluation/{evaluation.pk}/drill/"),
+        ],
+        # EiCAP reply sets, key validations and contamination checks
+        "items:replyset-list": [
+            *[
+                Case(f"reply sets, page {p}", E, f"/reply-sets/?page={p}")
+                for p in _pages(ReplySet.objects.count(), 50)
+            ],
+            Case("reply sets, to audit", E, "/reply-sets/?state=to_audit"),
+            Case("reply sets, expanded, leaf", E, f"/reply-sets/?state=expanded&dimension={eicap_leaf}"),
+        ],
+        "items:replyset-detail": [Case("reply set", E, f"/reply-sets/{u}/") for u in reply_sets],
+        "items:key-disagreements": [
+            *[
+                Case(f"key disagreements, page {p}", E, f"/reply-sets/disagreements/?page={p}")
+                for p in _pages(open_reviews, 25)
+            ],
+            Case("key disagreements, all", E, "/reply-sets/disagreements/?review="),
+        ],
+        "calibration:key-validations": [Case("key validations", R, "/calibration/key-validation/")],
+        "calibration:key-validation": [
+            Case("key validation", R, f"/calibration/key-validation/{validation.pk}/"),
+            Case("key validation (htmx)", R, f"/calibration/key-validation/{validation.pk}/", htmx=True),
+        ],
+        "evaluation:contamination-list": [Case("contamination checks", R, "/evaluation/contamination/")],
+        "evaluation:contamination": [
+            Case("contamination check", R, f"/evaluation/contamination/{pk}/") for pk in checks
         ],
         # API
         "items-api-root": [Case("API root", R, "/api/")],
@@ -490,6 +414,34 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
             Case("API evaluation progress", R, f"/api/evaluation/runs/{evaluation.pk}/progress/")
         ],
         "evaluation-run-report": [Case("API evaluation report", R, f"/api/evaluation/runs/{evaluation.pk}/report/")],
+        "reply-set-list": [
+            *[
+                Case(f"API reply sets, page {p}", E, f"/api/reply-sets/?page={p}")
+                for p in _pages(ReplySet.objects.count(), 50)
+            ],
+            Case("API reply sets, audited", E, "/api/reply-sets/?state=audited"),
+        ],
+        "reply-set-detail": [Case("API reply set", E, f"/api/reply-sets/{u}/") for u in reply_sets],
+        "reply-detail": [Case("API reply", E, f"/api/replies/{pk}/") for pk in replies],
+        "key-disagreement-list": [
+            Case("API key disagreements", E, "/api/key-disagreements/"),
+            Case("API key disagreements, open", E, "/api/key-disagreements/?review=open"),
+        ],
+        "calibration-key-validation-list": [Case("API key validations", R, "/api/calibration/key-validations/")],
+        "calibration-key-validation-detail": [
+            Case("API key validation", R, f"/api/calibration/key-validations/{validation.pk}/")
+        ],
+        "calibration-key-validation-disagreements": [
+            Case(
+                "API key disagreements of a validation",
+                R,
+                f"/api/calibration/key-validations/{validation.pk}/disagreements/",
+            )
+        ],
+        "evaluation-contamination-list": [Case("API contamination checks", R, "/api/evaluation/contamination/")],
+        "evaluation-contamination-detail": [
+            Case("API contamination check", R, f"/api/evaluation/contamination/{pk}/") for pk in checks
+        ],
         "release-list": [Case("API releases", R, "/api/releases/")],
         "release-detail": [Case("API release", R, f"/api/releases/{r.pk}/") for r in (frozen, draft)],
         "release-compare": [Case("API release compare", R, f"/api/releases/{draft.pk}/compare/?against={frozen.pk}")],

@@ -23,11 +23,9 @@ import bench_routes  # noqa: E402
 
 # Routes still over 10 queries at the benchmark's sizes (docs/performance.md, "What is left").
 KNOWN_OVER = {
-    ("home", "admin"),  # 12: every panel of every role (docs/performance.md)
-    ("home", "lead_expert"),  # 11: the lead overview, plus the bank version that keeps status counts current
+    ("home", "admin"),  # 12: every panel of every role, the researcher's three run lists (docs/performance.md)
     ("calibration:run", "researcher"),  # 12: the per-expert table (progress, times, agreement, checks) reads 2
     ("items:item-detail", "expert"),  # 12 with screening feedback and near-duplicates
-    ("evaluation-run-estimate", "researcher"),  # 15
 }
 
 

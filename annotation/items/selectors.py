@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import CharField, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Value
+from django.db.models import CharField, Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.utils.translation import gettext as _
 
 from annotation.items.content import CJK_CHAR, LANGUAGES, prose_text, search_form
@@ -399,25 +399,45 @@ def reply_diff(old: dict | None, new: dict | None) -> list[dict]:
 
 
 def reply_set_turns(reply_set: ReplySet) -> list[ReplyTurn]:
-    """The turns of a reply set with their replies, revisions (each with its diff from the one before) and audits."""
+    """The turns of a reply set with their replies, revisions (each with its diff from the one before) and audits.
+
+    The replies are read with their turns in one query (each turn's ``replies.all()`` is filled from it, as
+    ``prefetch_related`` fills it), then their revisions and audits: three queries, whatever the set's size."""
     # Preferred replies first ("preferred" sorts after "distractor").
     replies = (
-        Reply.objects.select_related("current_revision", "audited_by")
+        Reply.objects.filter(turn__reply_set=reply_set)
+        .select_related("turn", "current_revision", "audited_by")
         .prefetch_related(
             Prefetch("revisions", queryset=ReplyRevision.objects.select_related("author").order_by("number")),
             Prefetch("audits", queryset=ReplyAudit.objects.select_related("decided_by").order_by("created_at", "pk")),
         )
-        .order_by("-role", "position")
+        .order_by("turn__number", "-role", "position")
     )
-    turns = list(reply_set.turns.prefetch_related(Prefetch("replies", queryset=replies)).order_by("number"))
-    for turn in turns:
-        for reply in turn.replies.all():
-            revisions = list(reply.revisions.all())
-            reply.history = [
-                {"revision": rev, "diff": reply_diff(revisions[n - 1].content, rev.content) if n else []}
-                for n, rev in enumerate(revisions)
-            ]
-    return turns
+    turns: dict[int, ReplyTurn] = {}
+    grouped: dict[int, list[Reply]] = {}
+    for reply in replies:
+        turn = turns.setdefault(reply.turn_id, reply.turn)
+        reply.turn = turn
+        grouped.setdefault(turn.pk, []).append(reply)
+        revisions = list(reply.revisions.all())
+        reply.history = [
+            {"revision": rev, "diff": reply_diff(revisions[n - 1].content, rev.content) if n else []}
+            for n, rev in enumerate(revisions)
+        ]
+    # A turn has six replies from its creation (reply_set_create), so no turn is missed by reading them.
+    for turn in turns.values():
+        cached = turn.replies.all()
+        cached._result_cache, cached._prefetch_done = grouped[turn.pk], True
+        turn._prefetched_objects_cache = {"replies": cached}
+    return list(turns.values())
+
+
+def key_validation_latest_pk(*, benchmark: Benchmark | None = None) -> QuerySet[KeyValidation]:
+    """The primary key of the newest collected key validation (of a benchmark), as a subquery to filter by."""
+    validations = KeyValidation.objects.filter(collected=True)
+    if benchmark is not None:
+        validations = validations.filter(benchmark=benchmark)
+    return validations.order_by("-collected_at", "-pk").values("pk")[:1]
 
 
 def key_validation_latest(*, benchmark: Benchmark | None = None) -> KeyValidation | None:
@@ -428,8 +448,11 @@ def key_validation_latest(*, benchmark: Benchmark | None = None) -> KeyValidatio
     return validations.order_by("-collected_at", "-pk").first()
 
 
-def key_disagreements(*, validation: KeyValidation, review: str = "", item_prefix: str = "") -> QuerySet[KeyJudgement]:
-    """The probe turns on which the validation's judge did not choose the key (or named no option)."""
+def key_disagreements(
+    *, validation: KeyValidation | Subquery, review: str = "", item_prefix: str = ""
+) -> QuerySet[KeyJudgement]:
+    """The probe turns on which the validation's judge did not choose the key (or named no option); ``validation``
+    may be a subquery of its primary key (``key_validation_latest_pk``)."""
     found = (
         KeyJudgement.objects.filter(validation=validation)
         .exclude(chosen=F("key"))

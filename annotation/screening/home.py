@@ -6,11 +6,25 @@ Every list is capped and every count grouped in SQL: the page costs the same at 
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, Exists, F, Min, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import (
+    CharField,
+    Count,
+    DateTimeField,
+    Exists,
+    F,
+    IntegerField,
+    Min,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 
 from annotation.items.models import Item
 from annotation.queue.selectors import progress_figures
@@ -140,11 +154,49 @@ def sent_back(*, user: AbstractBaseUser) -> list[SentBack]:
 def lead_overview() -> dict:
     """Return open rounds with each reviewer's progress and agreement, and rounds with conflicts to adjudicate.
 
-    Two queries: the stored progress of each reviewer in open rounds (with the round's title, benchmark and
-    deadline, and the reviewer's agreement in closed rounds as correlated counts), and the conflicts grouped by round.
+    One query of two parts (``UNION ALL``): the stored progress of each reviewer in open rounds (with the round's
+    title, benchmark and deadline, and the reviewer's agreement in closed rounds as correlated counts), and the
+    conflicts grouped by round (the rows whose ``conflicts`` is set).
     """
-    rounds = _open_rounds(_reviewer_rows())
-    return {"rounds": rounds, "conflicts": _conflicts()}
+    rows = list(_reviewer_rows().union(_conflict_rows(), all=True).order_by("conflicts", *REVIEWER_ORDER))
+    conflicts = sorted((row for row in rows if row["conflicts"] is not None), key=lambda row: -row["round_id"])
+    return {
+        "rounds": _open_rounds(row for row in rows if row["conflicts"] is None),
+        "conflicts": [
+            {
+                "round_id": row["round_id"],
+                "title": row["round__title"],
+                "number": row["round__number"],
+                "count": row["conflicts"],
+                "first": row["first"],
+            }
+            for row in conflicts
+        ],
+    }
+
+
+# The columns of both parts of the lead overview's query, in order; the reviewers' part orders by the last three.
+OVERVIEW_COLUMNS = (
+    "round_id",
+    "round__title",
+    "round__number",
+    "round__deadline",
+    "round__benchmark__name_en",
+    "round__benchmark__name_zh",
+    "reviewer_id",
+    "reviewer__username",
+    "done",
+    "total",
+    "closed_n",
+    "closed_agreed",
+    "conflicts",
+    "first",
+)
+REVIEWER_ORDER = ("round__deadline", "round_id", "reviewer__username")
+
+
+def _none(field: object) -> Value:
+    return Value(None, output_field=field)
 
 
 def _reviewer_rows() -> QuerySet:
@@ -158,27 +210,58 @@ def _reviewer_rows() -> QuerySet:
     )
     return (
         ReviewerProgress.objects.filter(round__status=ScreeningRound.Status.OPEN, assigned__gt=0)
-        .values(
-            "round_id",
-            "round__title",
-            "round__number",
-            "round__deadline",
-            "round__benchmark__name_en",
-            "round__benchmark__name_zh",
-            "reviewer_id",
-            "reviewer__username",
-        )
         .annotate(
             done=F("submitted"),
             total=F("assigned"),
             closed_n=Subquery(closed.annotate(n=Sum("decided")).values("n")[:1]),
             closed_agreed=Subquery(closed.annotate(n=Sum("agreed")).values("n")[:1]),
+            conflicts=_none(IntegerField()),
+            first=_none(IntegerField()),
         )
-        .order_by("round__deadline", "round_id", "reviewer__username")
+        .values(*OVERVIEW_COLUMNS)
+        .order_by()
     )
 
 
-def _open_rounds(rows: QuerySet) -> list[dict]:
+def _conflict_rows() -> QuerySet:
+    """Return the rounds with conflicts to adjudicate: how many, and the first of them (the reviewer columns empty)."""
+    return (
+        RoundItem.objects.filter(outcome=RoundItem.Outcome.CONFLICT)
+        .values("round_id", "round__title", "round__number")
+        .annotate(
+            deadline=_none(DateTimeField()),
+            name_en=_none(CharField()),
+            name_zh=_none(CharField()),
+            reviewer=_none(IntegerField()),
+            username=_none(CharField()),
+            done=_none(IntegerField()),
+            total=_none(IntegerField()),
+            closed_n=_none(IntegerField()),
+            closed_agreed=_none(IntegerField()),
+            conflicts=Count("id"),
+            first=Min("id"),
+        )
+        .values_list(
+            "round_id",
+            "round__title",
+            "round__number",
+            "deadline",
+            "name_en",
+            "name_zh",
+            "reviewer",
+            "username",
+            "done",
+            "total",
+            "closed_n",
+            "closed_agreed",
+            "conflicts",
+            "first",
+        )
+        .order_by()
+    )
+
+
+def _open_rounds(rows: Iterable[dict]) -> list[dict]:
     """Group the reviewers' rows by round, with each round's and each reviewer's progress and agreement."""
     rounds: dict[int, dict] = {}
     for row in rows:
@@ -212,23 +295,6 @@ def _open_rounds(rows: QuerySet) -> list[dict]:
         entry["percent"] = round(100 * entry["done"] / entry["total"]) if entry["total"] else 0
         entry["ready"] = entry["total"] > 0 and entry["done"] == entry["total"]
     return list(rounds.values())
-
-
-def _conflicts() -> list[dict]:
-    """Return the rounds with conflicts to adjudicate, newest first: how many, and the first of them."""
-    return [
-        {
-            "round_id": row["round_id"],
-            "title": row["round__title"],
-            "number": row["round__number"],
-            "count": row["n"],
-            "first": row["first"],
-        }
-        for row in RoundItem.objects.filter(outcome=RoundItem.Outcome.CONFLICT)
-        .values("round_id", "round__title", "round__number")
-        .annotate(n=Count("id"), first=Min("id"))
-        .order_by("-round_id")
-    ]
 
 
 @dataclass

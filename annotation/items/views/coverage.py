@@ -25,11 +25,6 @@ def _items_url(**filters: str) -> str:
     return reverse("items:item-list") + "?" + urlencode({k: v for k, v in filters.items() if v})
 
 
-def _benchmark(request: HttpRequest) -> Benchmark | None:
-    slug = request.GET.get("benchmark")
-    return Benchmark.objects.filter(slug=slug).first() if slug else Benchmark.objects.order_by("slug").first()
-
-
 @permission_required("items.view_item")
 def coverage(request: HttpRequest) -> HttpResponse:
     benchmarks = list(Benchmark.objects.order_by("slug"))
@@ -89,7 +84,13 @@ def coverage(request: HttpRequest) -> HttpResponse:
 @permission_required("items.view_item")
 def near_duplicate_clusters(request: HttpRequest) -> HttpResponse:
     """List a benchmark's near-duplicate clusters in one language, largest first, a page at a time."""
-    benchmark = _benchmark(request)
+    # The benchmarks are read once, for the choice and the chosen one (as the coverage page does).
+    benchmarks = list(Benchmark.objects.all())
+    slug = request.GET.get("benchmark")
+    if slug:
+        benchmark = next((b for b in benchmarks if b.slug == slug), None)
+    else:
+        benchmark = min(benchmarks, key=lambda b: b.slug, default=None)
     lang = request.GET.get("lang") if request.GET.get("lang") in LANGUAGES else "en"
     try:
         threshold = float(request.GET.get("threshold", settings.NEAR_DUPLICATE_THRESHOLD))
@@ -106,7 +107,7 @@ def near_duplicate_clusters(request: HttpRequest) -> HttpResponse:
         request,
         "items/near_duplicates.html",
         {
-            "benchmarks": Benchmark.objects.all(),
+            "benchmarks": benchmarks,
             "benchmark": benchmark,
             "lang": lang,
             "threshold": threshold,

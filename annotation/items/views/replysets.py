@@ -7,6 +7,7 @@ No page here names the judge's endpoint or model: experts read these pages.
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.db.models import Subquery
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -69,10 +70,9 @@ def reply_set_list(request: HttpRequest) -> HttpResponse:
 
 def _detail_context(reply_set: ReplySet) -> dict:
     probes = list(Item.objects.filter(uid__startswith=f"{reply_set.uid}-p").order_by("uid"))
-    validation = selectors.key_validation_latest(benchmark=reply_set.benchmark)
-    disagreements = (
-        list(selectors.key_disagreements(validation=validation, item_prefix=f"{reply_set.uid}-p")) if validation else []
-    )
+    # The newest validation's disagreements on these probes in one query (the page does not show the validation).
+    latest = Subquery(selectors.key_validation_latest_pk(benchmark=reply_set.benchmark))
+    disagreements = list(selectors.key_disagreements(validation=latest, item_prefix=f"{reply_set.uid}-p"))
     for judgement in disagreements:
         _describe(judgement)
     turns = selectors.reply_set_turns(reply_set)
