@@ -303,7 +303,7 @@ LOGGING.setdefault("loggers", {}).update(
 # them per normalised username and client address, with waits that double. docs/security.md explains the policy.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out attempt before any password is checked
-    "core.backends.auth.RequestUserBackend",  # ModelBackend with the user, profile, roles, permissions in 3 reads
+    "core.backends.auth.RequestUserBackend",  # ModelBackend with the user, profile, roles, permissions in 2 reads
 ]
 # LOGIN_MAX_FAILURES failures of one username from one address mean waiting LOGIN_LOCKOUT_SECONDS; each failure
 # after a wait doubles the next one, up to LOGIN_LOCKOUT_MAX_SECONDS. One address, whatever the usernames, may fail

@@ -13,6 +13,8 @@ from django.db.models import Q
 from django.utils.module_loading import module_has_submodule
 from django.utils.translation import gettext_lazy as _
 
+from core.backends.auth import group_names_of
+
 ADMIN = "admin"
 LEAD_EXPERT = "lead_expert"
 EXPERT = "expert"
@@ -88,5 +90,7 @@ def user_roles(user: object) -> list[str]:
     """Return the role names of ``user`` in a stable order."""
     if not getattr(user, "is_authenticated", False):
         return []
-    names = {group.name for group in user.groups.all()}  # prefetched with a signed-in request's user
+    names = group_names_of(user)  # read with a signed-in request's user
+    if names is None:
+        names = {group.name for group in user.groups.all()}
     return [role for role in ROLE_LABELS if role in names]
