@@ -283,6 +283,8 @@ def expert_day(walk: Walk, data: dict, expert: AbstractBaseUser) -> None:
     page.keyboard.press("Enter")
     expect(page.locator("#progress-text")).to_have_text(f"1 / {total}")
     expect_pair_change(page, first)
+    # The next comparison is shown at once and the label sent in the background: wait until it is stored.
+    expect(page.locator("main.page")).not_to_have_attribute("aria-busy", "true")
     walk.check()
     label = ExpertLabel.objects.select_related("assignment__comparison__response_a").get(assignment__in=queue)
     # The left response won by two: A's signed score is +2 when A was shown on the left, -2 when it was on the right.
