@@ -5,16 +5,21 @@ and 5xx replies); with ``REQUIRE_LLMOCK=1`` a missing server fails these tests i
 ``scripts/conformance.py --server llmock`` runs the same scenarios and more, starting its own servers.
 """
 
+import json
 import os
 import urllib.error
 import urllib.request
 
+import numpy as np
 import pytest
 
+from evaluation.models import ContaminationCheck
+from evaluation.services.contamination import contamination_check_create
 from llm import services
+from llm.embeddings import BATCH, embeddings_fetch
 from llm.models import LLMCall, Run, RunItem
 from llm.worker import runner
-from tests.factories import make_llm_endpoint
+from tests.factories import make_frozen_release, make_item, make_llm_endpoint, mcq_content
 
 
 def _server(variable: str) -> str:
@@ -103,3 +108,49 @@ def test_429_and_5xx_bursts_are_retried_to_the_end(transactional_db, fast_retrie
     )
     assert (run.status, run.done, run.failed) == (Run.Status.DONE, 20, 0), run.error
     assert sum(LLMCall.objects.filter(run_items__run=run).values_list("retries", flat=True)) > 0
+
+
+def test_embeddings_from_llmock_come_back_as_unit_vectors_in_order_and_are_cached(db, llmock):
+    # LLMock answers float lists of its own length (1536) whatever the request asks (base64, ``dimensions``): the
+    # client decodes both forms and reports the length it received.
+    embedder = endpoint(
+        llmock, embedding_model="text-embedding-3-small", embedding_dimensions=256, price_embedding_per_mtok="0.02"
+    )
+    texts = [f"Text {n}: my friend forgot my birthday and said sorry the next day." for n in range(BATCH + 5)]
+    found = embeddings_fetch(endpoint=embedder, texts=[*texts, texts[0]])
+    assert found.vectors.shape == (len(texts) + 1, 1536) and found.dimensions == 1536
+    assert np.allclose(np.linalg.norm(found.vectors, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(found.vectors[-1], found.vectors[0]) and not np.allclose(found.vectors[0], found.vectors[1])
+    assert (found.requests, found.cached) == (2, 0) and found.input_tokens > 0 and found.cost > 0
+    calls = LLMCall.objects.filter(endpoint=embedder)
+    assert calls.count() == 2 and all(call.status == LLMCall.Status.SUCCEEDED and call.parsed for call in calls)
+    again = embeddings_fetch(endpoint=embedder, texts=texts)
+    assert (again.requests, again.cached) == (0, 2) and np.array_equal(again.vectors, found.vectors[:-1])
+
+
+# The rest of an item's text as the check reads it (evaluation.contamination.version_text): question, then options.
+QUESTION = ["What does Mia most likely feel?", "Joy", "Disappointment", "Fear", "Pride"]
+
+
+def test_a_contamination_check_embeds_through_llmock(transactional_db, llmock, taxonomy, lead, researcher):
+    for n, name in enumerate(("Mia", "Lena")):
+        content = mcq_content()
+        content["en"]["context"] = f"{name}'s best friend forgot the birthday party and apologised the next day."
+        make_item(uid=f"mock-{n}", user=lead, status="accepted", content=content)
+    release = make_frozen_release(version="0.4.0", user=lead, override_reason="two items")
+    embedder = endpoint(llmock, name="llmock embedder", embedding_model="text-embedding-3-small")
+    copy = "\n".join(["Lena's best friend forgot the birthday party and apologised the next day.", *QUESTION])
+    lines = [{"id": "copy", "text": copy}, {"id": "far", "text": "Quarterly revenue grew in the northern region."}]
+    corpus = "\n".join(json.dumps(line) for line in lines).encode()
+    check = contamination_check_create(
+        release=release, name="sft", data=corpus, user=researcher, embedding_endpoint=embedder
+    )
+    check.refresh_from_db()
+    assert check.status == ContaminationCheck.Status.DONE, check.error
+    en = check.result["languages"]["en"]["embedding"]
+    assert en["n"] == 2 and en["corpus_n"] == 2 and sum(b["count"] for b in en["histogram"]) == 2
+    # LLMock's vectors are seeded by a hash of the text: an exact copy has cosine 1, other texts are unrelated.
+    assert (en["closest"][0]["key"], en["closest"][0]["corpus_key"]) == ("mock-1", "copy")
+    assert en["closest"][0]["cosine"] == pytest.approx(1.0, abs=1e-5)
+    facts = check.result["embedding"]
+    assert facts["endpoint"] == "llmock embedder" and facts["dimensions"] == 1536 and facts["requests"] >= 1
