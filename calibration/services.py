@@ -393,6 +393,16 @@ def calibration_report_request(*, run: CalibrationRun) -> CalibrationRun:
     return locked
 
 
+def calibration_report_lost(run_id: int) -> None:
+    """Record that the worker computing a run's report stopped (killed, or its machine went away): the report
+    failed, and *Recompute report* asks for it again (``llm.worker.recovery.on_task_lost``)."""
+    under_way = (CalibrationRun.ReportState.QUEUED, CalibrationRun.ReportState.COMPUTING)
+    CalibrationRun.objects.filter(pk=run_id, report_state__in=under_way).update(
+        report_state=CalibrationRun.ReportState.FAILED,
+        report_error=_("The worker computing this report stopped before it finished: recompute the report."),
+    )
+
+
 def calibration_report_work(*, run_id: int) -> bool:
     """Compute a queued report (the worker's task); return whether it was computed now.
 

@@ -91,6 +91,17 @@ def contamination_check_work(*, check_id: int) -> str:
     return check.status
 
 
+def contamination_check_lost(check_id: int) -> None:
+    """Record that the worker running a check stopped (killed, or its machine went away): the check failed
+    (``llm.worker.recovery.on_task_lost``)."""
+    under_way = (ContaminationCheck.Status.QUEUED, ContaminationCheck.Status.RUNNING)
+    ContaminationCheck.objects.filter(pk=check_id, status__in=under_way).update(
+        status=ContaminationCheck.Status.FAILED,
+        error=_("The worker running this check stopped before it finished: run the check again."),
+        finished_at=timezone.now(),
+    )
+
+
 def _compute(check: ContaminationCheck) -> None:
     try:
         result = _result(check)

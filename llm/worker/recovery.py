@@ -5,6 +5,10 @@ and sweeps up after dead workers (``sweep``): task rows they left RUNNING are ma
 active runs with no heartbeat for ``LLM_STALL_SECONDS`` and no task waiting are queued again, each by one sweeping
 worker only (a conditional UPDATE of the run's heartbeat decides which). Lost database connections are retried by
 ``llm.worker.database.retry_database``.
+
+Work that is not an LLM run records its own state (an import job "running", a report "computing"): an app
+registers what to write on its rows when a worker dies while running one of its tasks (``on_task_lost``), and the
+sweep that marks the task failed calls it, so no page shows such work as under way for ever.
 """
 
 import logging
@@ -12,10 +16,12 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from contextlib import suppress
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -35,6 +41,33 @@ class WorkerLost(Exception):
     """The worker running a task stopped heart-beating (killed, or its machine went away)."""
 
 
+# task path -> what to record when a worker dies while running it: called with the task's args and kwargs.
+LostTaskHandler = Callable[..., None]
+_LOST_TASK_HANDLERS: dict[str, LostTaskHandler] = {}
+
+
+def on_task_lost(task: object, handler: LostTaskHandler) -> None:
+    """Call ``handler(*args, **kwargs)`` (the lost task's own arguments) when a worker dies while running ``task``
+    (a ``django.tasks`` task), after the sweep has marked its row failed. Registering another handler for the same
+    task raises, as registering a model twice with the admin does."""
+    path = task.module_path
+    known = _LOST_TASK_HANDLERS.get(path)
+    if known is not None and known is not handler:
+        raise ImproperlyConfigured(f"{path} already has a lost-task handler: {known.__module__}.{known.__qualname__}")
+    _LOST_TASK_HANDLERS[path] = handler
+
+
+def _task_lost(pk: object, task_path: str, args_kwargs: object) -> None:
+    handler = _LOST_TASK_HANDLERS.get(task_path)
+    if handler is None:
+        return
+    arguments = args_kwargs if isinstance(args_kwargs, dict) else {}
+    try:
+        handler(*arguments.get("args", []), **arguments.get("kwargs", {}))
+    except Exception:  # the task row is marked already: a handler's failure is logged, the sweep goes on
+        logger.exception("Task %s (%s): recording the lost work failed", pk, task_path)
+
+
 def heartbeat_seconds() -> float:
     """Return how often a worker stamps its heartbeat: a quarter lease, between 0.5 and 15 seconds."""
     return min(max(settings.LLM_LEASE_SECONDS / 4, 0.5), 15.0)
@@ -48,9 +81,11 @@ def tasks_fail_orphaned(*, now: object = None) -> list[str]:
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.LLM_STALL_SECONDS)
     live = set(WorkerHeartbeat.objects.filter(seen_at__gte=cutoff).values_list("worker_id", flat=True))
-    running = DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).values_list("pk", "worker_ids", "started_at")
+    running = DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).values_list(
+        "pk", "worker_ids", "started_at", "task_path", "args_kwargs"
+    )
     failed = []
-    for pk, worker_ids, started_at in running:
+    for pk, worker_ids, started_at, task_path, args_kwargs in running:
         worker = worker_ids[-1] if worker_ids else ""
         if worker in live or (started_at is not None and started_at >= cutoff):
             continue
@@ -69,6 +104,7 @@ def tasks_fail_orphaned(*, now: object = None) -> list[str]:
         if marked:
             logger.warning("Task %s: its worker %s stopped heart-beating; marked failed", pk, worker or "(unknown)")
             failed.append(str(pk))
+            _task_lost(pk, task_path, args_kwargs)
     dead = WorkerHeartbeat.objects.filter(seen_at__lt=cutoff)
     if dead.exists():
         dead.delete()

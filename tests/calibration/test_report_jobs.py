@@ -11,6 +11,7 @@ from django_tasks_db.models import DBTaskResult
 from calibration import services, tasks
 from calibration.models import CalibrationRun
 from tests.factories import make_calibration_run, run_queued_report_computations
+from tests.factories.llm import lose_queued_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -134,6 +135,29 @@ def test_a_request_whose_worker_vanished_can_be_made_again(finished_run):
 
     assert queued_computations() == 1
     assert run_queued_report_computations() == 1
+
+
+def test_a_report_whose_worker_dies_is_marked_failed_by_the_sweep_and_can_be_recomputed(
+    finished_run, researcher, login
+):
+    client = login(researcher)
+    client.post(f"/calibration/runs/{finished_run.pk}/report/")
+    CalibrationRun.objects.filter(pk=finished_run.pk).update(report_state="computing")
+
+    assert lose_queued_task(tasks.report_compute.module_path) == 1
+
+    finished_run.refresh_from_db()
+    assert finished_run.report_state == "failed" and finished_run.report is None
+    assert (
+        finished_run.report_error
+        == "The worker computing this report stopped before it finished: recompute the report."
+    )
+    page = client.get(f"/calibration/runs/{finished_run.pk}/").content.decode()
+    assert finished_run.report_error in page and 'id="compute-report"' in page
+    client.post(f"/calibration/runs/{finished_run.pk}/report/")
+    assert run_queued_report_computations() == 1
+    finished_run.refresh_from_db()
+    assert finished_run.report_state == "done" and finished_run.report_error == ""
 
 
 def test_a_report_cannot_be_requested_before_the_judges_finish(labelled_set, make_endpoint, researcher, login):

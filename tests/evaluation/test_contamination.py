@@ -10,11 +10,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from sklearn.metrics.pairwise import cosine_similarity
 
-from evaluation import contamination
+from evaluation import contamination, tasks
 from evaluation.models import ContaminationCheck
 from evaluation.services.contamination import contamination_check_create
 from tests.factories import make_frozen_release, make_item, mcq_content
-from tests.factories.llm import run_queued_tasks
+from tests.factories.llm import lose_queued_task, run_queued_tasks
 
 WORDS = [
     "sad", "happy", "friend", "exam", "cancelled", "birthday", "sorry", "angry", "calm", "lonely", "proud", "worried",
@@ -230,6 +230,17 @@ def test_the_embedding_cosine_is_reported_beside_tf_idf(release, researcher, emb
     )
     assert again.result["embedding"]["cached"] == 1 and again.result["embedding"]["requests"] == 0
     assert simulator.stats()["requests"] == 1
+
+
+def test_a_check_whose_worker_dies_is_marked_failed_by_the_sweep(release, researcher):
+    check = contamination_check_create(release=release, name="lost", data=CORPUS, user=researcher, inline=False)
+    ContaminationCheck.objects.filter(pk=check.pk).update(status=ContaminationCheck.Status.RUNNING)
+
+    assert lose_queued_task(tasks.contamination_check_run.module_path) == 1
+
+    check.refresh_from_db()
+    assert check.status == ContaminationCheck.Status.FAILED and check.finished_at and check.result in (None, {})
+    assert check.error == "The worker running this check stopped before it finished: run the check again."
 
 
 def test_a_failing_embedding_endpoint_fails_the_check_with_its_reason(release, researcher, make_endpoint):

@@ -68,6 +68,25 @@ def run_queued_tasks(task_path: str) -> int:
     return ran
 
 
+def lose_queued_task(task_path: str) -> int:
+    """Make the queued task of ``task_path`` one a dead worker started and left running, then sweep as a live
+    worker does (``llm.worker.recovery.tasks_fail_orphaned``); return how many tasks the sweep marked failed."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from django_tasks_db.compat import TaskResultStatus
+
+    from llm.models import WorkerHeartbeat
+    from llm.worker import recovery
+
+    long_ago = timezone.now() - timedelta(hours=1)
+    WorkerHeartbeat.objects.create(worker_id="lost-worker", started_at=long_ago, seen_at=long_ago)
+    DBTaskResult.objects.ready().filter(task_path=task_path).update(
+        status=TaskResultStatus.RUNNING, worker_ids=["lost-worker"], started_at=long_ago
+    )
+    return len(recovery.tasks_fail_orphaned())
+
+
 def run_queued_collections() -> int:
     """Run the queued ``run_collect`` tasks in this process, as a ``db_worker`` would; return how many ran.
 

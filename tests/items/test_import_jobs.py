@@ -16,7 +16,7 @@ from annotation.items import services, tasks
 from annotation.items.models import Item, ItemImportJob, ItemRevision
 from annotation.items.services import import_jobs
 from tests.factories import mcq_content
-from tests.factories.llm import run_queued_tasks
+from tests.factories.llm import lose_queued_task, run_queued_tasks
 
 pytestmark = pytest.mark.django_db
 
@@ -250,6 +250,28 @@ def test_a_job_is_imported_once_and_an_unexpected_failure_is_recorded(taxonomy, 
     broken.refresh_from_db()
     assert broken.status == "failed" and broken.failure == "RuntimeError: disk on fire"
     assert list(Item.objects.values_list("uid", flat=True)) == ["once-1"]
+
+
+@IN_WORKER
+def test_a_job_whose_worker_dies_is_marked_failed_by_the_sweep_with_nothing_imported(taxonomy, expert, login):
+    client = login(expert)
+    client.post("/language/", {"language": "zh-hans", "next": "/"})
+    client.post("/items/import/", {"file": jsonl(record("lost-1"), record("lost-2"))})
+    job = ItemImportJob.objects.get()
+    ItemImportJob.objects.filter(pk=job.pk).update(status="running", stage="writing")
+
+    assert lose_queued_task(tasks.item_import_run.module_path) == 1
+
+    job.refresh_from_db()
+    assert job.status == "failed" and job.finished_at and job.stage == ""
+    assert job.failure.startswith("导入此文件的后台进程") and bytes(job.data) == b""
+    assert not Item.objects.exists()
+    page = client.get(f"/items/imports/{job.pk}/").content.decode()
+    assert job.failure in page and 'hx-get="?part=state"' not in page
+    finished = ItemImportJob.objects.create(created_by=expert, format="eistudio", sha256="0" * 64, status="done")
+    import_jobs.item_import_job_lost(finished.pk)
+    finished.refresh_from_db()
+    assert finished.status == "done" and finished.failure == "", "a finished job is left as it is"
 
 
 @IN_WORKER

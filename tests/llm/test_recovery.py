@@ -8,12 +8,16 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import get_commands
 from django.db import OperationalError
 from django.utils import timezone
 from django_tasks_db.compat import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
+from annotation.items import tasks as item_tasks
+from calibration import tasks as calibration_tasks
+from evaluation import tasks as evaluation_tasks
 from llm import services
 from llm.models import Run, RunChunk, RunItem, WorkerHeartbeat
 from llm.worker import database, recovery, runner
@@ -238,3 +242,30 @@ def test_a_worker_whose_database_never_answers_retries_then_exits_non_zero(tmp_p
     text = log.read_text()
     assert process.returncode != 0, text
     assert text.count("reconnecting in") >= 3 and "giving up" in text, text
+
+
+def test_each_task_has_one_lost_task_handler_and_a_failing_handler_does_not_stop_the_sweep(run, settings):
+    registered = recovery._LOST_TASK_HANDLERS
+    for task in (
+        item_tasks.item_import_run,
+        calibration_tasks.report_compute,
+        evaluation_tasks.contamination_check_run,
+    ):
+        assert task.module_path in registered
+    handler = registered[item_tasks.item_import_run.module_path]
+    recovery.on_task_lost(item_tasks.item_import_run, handler)  # the same handler again (ready() twice): accepted
+    with pytest.raises(ImproperlyConfigured, match="already has a lost-task handler"):
+        recovery.on_task_lost(item_tasks.item_import_run, lambda job_id: None)
+
+    def broken(run_id: int) -> None:
+        raise RuntimeError("handler on fire")
+
+    settings.LLM_STALL_SECONDS = 10
+    registered[run_work.module_path] = broken
+    try:
+        now = timezone.now()
+        WorkerHeartbeat.objects.create(worker_id="dead", started_at=now, seen_at=now - timedelta(seconds=60))
+        first, second = running_task(run, "dead", started_ago=60), running_task(run, "dead", started_ago=60)
+        assert sorted(recovery.tasks_fail_orphaned()) == sorted([str(first.pk), str(second.pk)])
+    finally:
+        del registered[run_work.module_path]

@@ -166,6 +166,27 @@ def item_import_job_work(*, job_id: int) -> bool:
     return True
 
 
+def item_import_job_lost(job_id: int) -> None:
+    """Record that the worker running a job's import stopped (killed, or its machine went away): the job failed and
+    nothing was imported, since the items are written in one transaction (``llm.worker.recovery.on_task_lost``)."""
+    language = (
+        ItemImportJob.objects.filter(pk=job_id, status__in=(ItemImportJob.Status.QUEUED, ItemImportJob.Status.RUNNING))
+        .values_list("language", flat=True)
+        .first()
+    )
+    if language is None:
+        return
+    with translation.override(language or settings.LANGUAGE_CODE):
+        failure = _(
+            "the worker importing this file stopped (killed, or its machine went away) before it finished; upload "
+            "the file again"
+        )
+    unfinished = (ItemImportJob.Status.QUEUED, ItemImportJob.Status.RUNNING)
+    ItemImportJob.objects.filter(pk=job_id, status__in=unfinished).update(
+        status=ItemImportJob.Status.FAILED, finished_at=timezone.now(), data=b"", stage="", failure=failure
+    )
+
+
 def _errors(errors: list[LineError]) -> dict:
     listed = [{"line": e.line, "field": e.field, "message": e.message} for e in errors[:MAX_LISTED]]
     return {"errors": listed, "error_count": len(errors)}
