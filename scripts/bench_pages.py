@@ -305,6 +305,22 @@ def near_duplicates_store() -> None:
                 )
 
 
+def comparisons_store() -> None:
+    """Store the comparison of the releases the compare routes request (bench_routes.py), as the worker a first
+    view queues would (kept while both releases are unchanged)."""
+    from annotation.releases import comparisons
+    from annotation.releases.models import Release, ReleaseComparison
+
+    old, new = Release.objects.get(title="bench release"), Release.objects.filter(title="bench draft release").first()
+    if new is None:
+        return
+    key = comparisons.comparison_key(old=old, new=new)
+    if not ReleaseComparison.objects.filter(old=old, new=new, inputs_key=key).exists():
+        started = time.perf_counter()
+        comparisons.comparison_compute(old=old, new=new)
+        print(f"comparison of {old.version} and {new.version} stored in {time.perf_counter() - started:.1f} s")
+
+
 def measure(requests: list[Case], runs: int, items: int, show_queries: bool = False) -> list[dict]:
     from django.contrib.auth import get_user_model
     from django.db import connection, reset_queries
@@ -396,6 +412,7 @@ def main() -> None:
     items = Item.objects.filter(uid__startswith="bench-").count()
     build_eicap(items=items, rng=random.Random(args.seed))
     near_duplicates_store()
+    comparisons_store()
     try:
         wanted = (lambda c: any(part in c.page or part == c.route for part in args.only)) if args.only else None
         route_count, requests = cases(wanted)
