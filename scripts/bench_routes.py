@@ -91,6 +91,7 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         ItemRevision,
         KeyJudgement,
         KeyValidation,
+        NearDuplicateReport,
         Reply,
         ReplySet,
         Scenario,
@@ -136,6 +137,13 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
     eicap_leaf = ReplySet.objects.order_by("pk").values_list("dimension__code", flat=True).first()
     open_reviews = KeyJudgement.objects.filter(validation=validation, review="open").exclude(chosen=None).count()
     dimension = Dimension.objects.filter(children__isnull=True).order_by("pk").first()
+    # The clusters a worker stored (bench_pages.py stores them before measuring, as the worker would).
+    zh_clusters = (
+        NearDuplicateReport.objects.filter(benchmark__slug="facet", language="zh", threshold="0.85")
+        .values_list("cluster_count", flat=True)
+        .first()
+        or 0
+    )
     E, L, R = EXPERT, LEAD, RESEARCHER  # noqa: N806
     item_pages = _pages(items, 25)
     api_pages = _pages(items, 50)
@@ -153,7 +161,10 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         "items:item-import": [Case("item import", L, "/items/import/")],
         "items:near-duplicates": [
             Case("near-duplicates", L, "/items/near-duplicates/"),
-            Case("near-duplicates, benchmark, zh", L, "/items/near-duplicates/?benchmark=facet&lang=zh"),
+            *[
+                Case(f"near-duplicates, zh, page {p}", L, f"/items/near-duplicates/?benchmark=facet&lang=zh&page={p}")
+                for p in _pages(zh_clusters, 50)
+            ],
         ],
         "items:coverage": [
             Case("coverage", L, "/coverage/"),

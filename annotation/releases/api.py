@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation.items.models import Benchmark
-from annotation.releases import drafts, selectors
+from annotation.releases import comparisons, drafts, selectors
 from annotation.releases import services as releases
 from annotation.releases.export import ZIP_CONTENT_TYPE
 from annotation.releases.models import Release
@@ -100,8 +100,14 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         return response
 
     @extend_schema(
-        parameters=[OpenApiParameter("against", int, description="id of the older release")],
-        responses=OpenApiResponse(description="added, removed, revised, unchanged"),
+        parameters=[
+            OpenApiParameter("against", int, description="id of the older release"),
+            OpenApiParameter("page", int, description="page of the added, removed and revised lists (100 each)"),
+        ],
+        responses={
+            200: OpenApiResponse(description="counts, one page of added, removed and revised, unchanged"),
+            202: OpenApiResponse(description="large releases being compared by a worker: the previous comparison"),
+        },
     )
     @action(detail=True, methods=["get"])
     def compare(self, request: Request, pk: str | None = None) -> Response:
@@ -115,7 +121,13 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         old = Release.objects.filter(pk=old_id).first()
         if old is None:
             return Response({"against": [_("No release has id %(id)s.") % {"id": old_id}]}, status=400)
-        return Response(selectors.release_compare(old=old, new=new))
+        page = whole_number(request.query_params.get("page", "1")) or 1
+        try:
+            comparison = comparisons.comparison_page(old=old, new=new, page=page)
+        except ValidationError as exc:
+            return Response({"against": exc.messages}, status=400)
+        # Large releases are compared by a worker: 202 with the previous comparison (or none) until it is stored.
+        return Response(comparison.as_dict(), status=200 if comparison.current else 202)
 
 
 # The router mounted at /api/releases/ (config/urls.py), the releases' list at its root: so it has no index page.

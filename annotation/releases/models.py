@@ -190,3 +190,57 @@ class ReleaseFile(ReleasePart):
 
     def __str__(self) -> str:
         return f"{self.release} · {self.name}"
+
+
+class ReleaseComparison(models.Model):
+    """What changed from one release to another, as a worker computed it for the releases' state in ``inputs_key``.
+
+    Two frozen releases never change, so their comparison is computed once; one with a draft again after the
+    draft changes (``annotation.releases.comparisons``).
+    """
+
+    old = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+")
+    new = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="+")
+    inputs_key = models.CharField(max_length=64)
+    computed_at = models.DateTimeField(_("computed at"))
+    added = models.PositiveIntegerField(default=0)
+    removed = models.PositiveIntegerField(default=0)
+    revised = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["old", "new"], name="release_comparison_unique")]
+        verbose_name = _("release comparison")
+        verbose_name_plural = _("release comparisons")
+
+    def __str__(self) -> str:
+        return f"{self.old_id} -> {self.new_id}"
+
+
+class ReleaseChange(models.Model):
+    """One added, removed or revised item of a stored comparison, at its place in its list (by uid)."""
+
+    class Kind(models.TextChoices):
+        ADDED = "added", _("added")
+        REMOVED = "removed", _("removed")
+        REVISED = "revised", _("revised")
+
+    comparison = models.ForeignKey(ReleaseComparison, on_delete=models.CASCADE, related_name="changes")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    position = models.PositiveIntegerField()
+    uid = models.CharField(max_length=100)
+    old_number = models.PositiveIntegerField(null=True, blank=True)
+    new_number = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["comparison", "kind", "position"], name="release_change_position_unique"),
+            models.CheckConstraint(condition=Q(kind__in=["added", "removed", "revised"]), name="release_change_kind"),
+        ]
+        # A page of every list is one range of positions.
+        indexes = [models.Index(fields=["comparison", "position"], name="release_change_page")]
+        verbose_name = _("release change")
+        verbose_name_plural = _("release changes")
+
+    def __str__(self) -> str:
+        return f"{self.comparison_id} {self.kind} {self.uid}"

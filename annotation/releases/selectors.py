@@ -370,16 +370,21 @@ def release_manifest_sha256(*, release: Release) -> str | None:
     return ReleaseFile.objects.filter(release=release, name=MANIFEST).values_list("sha256", flat=True).first()
 
 
+def _pinned(release: Release) -> dict[str, tuple[int, int, str]]:
+    """Return uid -> (revision id, revision number, content hash) of the release's entries (no texts read)."""
+    rows = release.entries.values_list("item__uid", "revision_id", "revision__number", "revision__content_hash")
+    return {uid: (revision_id, number, digest) for uid, revision_id, number, digest in rows.iterator(chunk_size=5000)}
+
+
 def release_compare(*, old: Release, new: Release) -> dict:
     """Return what was added, removed, revised and unchanged between two releases of one benchmark."""
     if old.benchmark_id != new.benchmark_id:
         raise ValidationError(_("Only releases of the same benchmark can be compared."))
-    a = {e.item.uid: e for e in release_entries(old)}
-    b = {e.item.uid: e for e in release_entries(new)}
+    a, b = _pinned(old), _pinned(new)
     revised = [
-        {"uid": uid, "old": a[uid].revision.number, "new": b[uid].revision.number}
+        {"uid": uid, "old": a[uid][1], "new": b[uid][1]}
         for uid in sorted(a.keys() & b.keys())
-        if a[uid].revision_id != b[uid].revision_id and a[uid].revision.content_hash != b[uid].revision.content_hash
+        if a[uid][0] != b[uid][0] and a[uid][2] != b[uid][2]
     ]
     revised_uids = {r["uid"] for r in revised}
     return {

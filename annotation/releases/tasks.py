@@ -3,7 +3,7 @@
 from django.tasks import task
 from django.utils import translation
 
-from annotation.releases import drafts
+from annotation.releases import comparisons, drafts
 from annotation.releases.models import Release
 
 
@@ -15,4 +15,14 @@ def draft_checks_compute(release_id: int, language: str) -> bool:
         return False
     with translation.override(language):
         drafts.draft_checks_compute(release)
+    return True
+
+
+@task()
+def release_comparison_compute(old_id: int, new_id: int) -> bool:
+    """Compare two large releases as they stand and store the result (``annotation.releases.comparisons``)."""
+    found = {r.pk: r for r in Release.objects.filter(pk__in=[old_id, new_id])}
+    if old_id not in found or new_id not in found:
+        return False
+    comparisons.comparison_compute(old=found[old_id], new=found[new_id])
     return True

@@ -1,5 +1,7 @@
 """Release pages: list, create, detail with checklist, edit while draft, freeze, download, compare."""
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
@@ -12,12 +14,13 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from annotation.items.selectors import benchmark_choices
-from annotation.releases import drafts, selectors
+from annotation.releases import comparisons, drafts, selectors
 from annotation.releases import services as releases
 from annotation.releases.checks import checklist_display
 from annotation.releases.export import MANIFEST
 from annotation.releases.forms import ReleaseCreateForm, ReleaseEditForm
 from annotation.releases.models import Release
+from core.inputs import whole_number
 from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 
@@ -206,20 +209,24 @@ def release_download(request: HttpRequest, slug: str, version: str) -> HttpRespo
 
 @permission_required("items.view_item")
 def release_compare(request: HttpRequest, slug: str) -> HttpResponse:
-    all_releases = selectors.benchmark_releases(slug=slug)
+    """Compare two releases of a benchmark from their stored comparison, a page of each list at a time
+    (``annotation.releases.comparisons``); ``part=state`` is the poll while a worker compares large ones."""
+    all_releases = list(selectors.benchmark_releases(slug=slug))
     if not all_releases:
         raise Http404(_("No releases of this benchmark."))
     by_version = {r.version: r for r in all_releases}
     old, new = by_version.get(request.GET.get("old", "")), by_version.get(request.GET.get("new", ""))
-    comparison = selectors.release_compare(old=old, new=new) if old and new else None
-    return render(
-        request,
-        "releases/release_compare.html",
-        {
-            "benchmark": all_releases[0].benchmark,
-            "releases": all_releases,
-            "old": old,
-            "new": new,
-            "comparison": comparison,
-        },
+    page = whole_number(request.GET.get("page", "1")) or 1
+    comparison = comparisons.comparison_page(old=old, new=new, page=page) if old and new else None
+    context = {
+        "comparison": comparison,
+        "query": urlencode({"old": old.version, "new": new.version}) if old and new else "",
+    }
+    if request.htmx and request.GET.get("part") == "state":
+        if comparison is None or comparison.current:
+            return HttpResponseClientRefresh()  # compared: the lists change, so the page loads again
+        return render(request, "releases/release_compare.html#compare_state", context)
+    context.update(
+        {"benchmark": all_releases[0].benchmark, "releases": all_releases, "old": old, "new": new}
     )
+    return render(request, "releases/release_compare.html", context)

@@ -13,6 +13,7 @@ from annotation.items.models import Benchmark, Item, ItemSignature, ItemSignatur
 from annotation.items.similarity import clusters, near_duplicates, nearest
 from annotation.items.views import coverage
 from tests.factories import make_item
+from tests.factories.llm import run_queued_tasks
 
 pytestmark = pytest.mark.django_db
 
@@ -151,15 +152,27 @@ def test_weights_are_counted_again_by_the_save_that_makes_a_tenth_of_the_signatu
 
 # --- the near-duplicates page -------------------------------------------------------------------------------------
 
+COMPUTE = "annotation.items.tasks.near_duplicates_compute"
+
+
+def computed(client: object, url: str) -> str:
+    """Return the page at ``url`` once the worker has stored the clusters its first view queued."""
+    client.get(url)
+    run_queued_tasks(COMPUTE)
+    html = client.get(url).content.decode()
+    assert 'id="compute-state"' not in html
+    return html
+
+
 
 def test_the_near_duplicates_page_lists_clusters_a_page_at_a_time(taxonomy, researcher, login, monkeypatch):
     monkeypatch.setattr(coverage, "CLUSTERS_PER_PAGE", 2)
     for n in range(3):
         make_pair(f"cl{n}", n)
     client = login(researcher)
-    html = client.get("/items/near-duplicates/?benchmark=facet&lang=zh").content.decode()
+    html = computed(client, "/items/near-duplicates/?benchmark=facet&lang=zh")
     assert "3 pairs above the threshold" in html and "Page 1 of 2" in html
-    last = client.get("/items/near-duplicates/?benchmark=facet&lang=zh&threshold=0.85&page=2").content.decode()
+    last = computed(client, "/items/near-duplicates/?benchmark=facet&lang=zh&threshold=0.85&page=2")
     assert "/items/cl2/" in last and "/items/cl2-copy/" in last and "/items/cl0/" not in last
 
 
@@ -173,7 +186,7 @@ def test_the_near_duplicates_page_offers_no_threshold_below_what_the_index_finds
 def test_the_near_duplicates_page_counts_the_items_not_indexed_yet(taxonomy, researcher, login):
     make_pair("gap")
     ItemSignature.objects.filter(item__uid="gap-copy").delete()
-    html = login(researcher).get("/items/near-duplicates/?benchmark=facet").content.decode()
+    html = computed(login(researcher), "/items/near-duplicates/?benchmark=facet")
     assert "1 item is not indexed yet" in html and "/items/gap/" not in html
 
 

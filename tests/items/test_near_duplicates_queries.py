@@ -7,6 +7,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.items.neighbours import CANDIDATES
 from tests.factories import make_item
+from tests.factories.llm import run_queued_tasks
 from tests.items.test_near_duplicates import SCENARIOS, content, edited
 
 pytestmark = pytest.mark.django_db
@@ -26,9 +27,11 @@ def grow(start: int, stop: int) -> None:
 
 
 def queries(client: object, url: str) -> list[str]:
-    """Return the SQL of one GET of ``url``, after a warm-up GET (session, cached n-gram weights)."""
+    """Return the SQL of one GET of ``url``, after a warm-up GET (session, cached n-gram weights) and the worker
+    storing the near-duplicate clusters it queued."""
     cache.clear()
     client.get(url)
+    run_queued_tasks("annotation.items.tasks.near_duplicates_compute")
     with CaptureQueriesContext(connection) as captured:
         response = client.get(url)
     assert response.status_code == 200
@@ -53,3 +56,15 @@ def test_the_neighbour_lookup_costs_a_few_queries(taxonomy, researcher, login):
     with_neighbours = queries(client, "/items/q-003/")
     assert len([q for q in with_neighbours if "similarity" in q or "signature" in q]) <= NEIGHBOUR_QUERIES
     assert CANDIDATES <= 50
+
+
+def test_the_near_duplicates_page_reads_stored_clusters_in_at_most_10_queries(taxonomy, researcher, login):
+    client = login(researcher)
+    grow(0, 60)
+    url = "/items/near-duplicates/?benchmark=facet"
+    found = queries(client, url)
+    assert len(found) <= 10
+    # Stored clusters are read a page at a time: nothing reads the index, the items or their texts.
+    assert not [q for q in found if "signatureband" in q or '"content"' in q or "items_item\"" in q]
+    html = client.get(url).content.decode()
+    assert 'id="computed-at"' in html and "/items/q-003/" in html

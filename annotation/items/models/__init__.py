@@ -14,7 +14,13 @@ from annotation.items.models.replysets import (
     ReplySet,
     ReplyTurn,
 )
-from annotation.items.models.similarity import ItemSignature, ItemSignatureBand, SimilarityIndex
+from annotation.items.models.similarity import (
+    ItemSignature,
+    ItemSignatureBand,
+    NearDuplicateCluster,
+    NearDuplicateReport,
+    SimilarityIndex,
+)
 from annotation.items.models.taxonomy import (
     Benchmark,
     BilingualNamed,
@@ -42,6 +48,8 @@ __all__ = [
     "ItemTemplate",
     "KeyJudgement",
     "KeyValidation",
+    "NearDuplicateCluster",
+    "NearDuplicateReport",
     "Reply",
     "ReplyAudit",
     "ReplyRevision",

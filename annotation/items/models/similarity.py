@@ -104,3 +104,54 @@ class ItemSignatureBand(models.Model):
 
     def __str__(self) -> str:
         return f"{self.signature_id}/{self.band}"
+
+
+class NearDuplicateReport(models.Model):
+    """The near-duplicate clusters of one benchmark, language and threshold, as a worker last computed them.
+
+    ``inputs_key`` names the state of the bank they were computed from (``annotation.items.near_duplicates``): a
+    page whose key differs shows them as out of date while a worker computes them again.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="near_duplicate_reports")
+    language = models.CharField(_("language"), max_length=2)
+    # Rounded to two decimals, as the page offers it: a bounded number of reports per benchmark and language.
+    threshold = models.DecimalField(_("threshold"), max_digits=3, decimal_places=2)
+    inputs_key = models.CharField(max_length=64)
+    computed_at = models.DateTimeField(_("computed at"))
+    pairs = models.PositiveIntegerField(default=0)
+    items = models.PositiveIntegerField(default=0)
+    indexed = models.PositiveIntegerField(default=0)
+    cluster_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "language", "threshold"], name="near_duplicate_report_unique"),
+            models.CheckConstraint(condition=Q(language__in=LANGUAGES), name="near_duplicate_report_language_valid"),
+        ]
+        verbose_name = _("near-duplicate report")
+        verbose_name_plural = _("near-duplicate reports")
+
+    def __str__(self) -> str:
+        return f"{self.benchmark_id} [{self.language}] >= {self.threshold}"
+
+    @property
+    def missing(self) -> int:
+        return self.items - self.indexed
+
+
+class NearDuplicateCluster(models.Model):
+    """One cluster of a stored report, at its place (largest first): its items' uids with their best score."""
+
+    report = models.ForeignKey(NearDuplicateReport, on_delete=models.CASCADE, related_name="clusters")
+    rank = models.PositiveIntegerField()
+    # [[uid, best cosine], ...] in the order the page lists them.
+    members = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["report", "rank"], name="near_duplicate_cluster_rank_unique")]
+        verbose_name = _("near-duplicate cluster")
+        verbose_name_plural = _("near-duplicate clusters")
+
+    def __str__(self) -> str:
+        return f"{self.report_id} #{self.rank}"

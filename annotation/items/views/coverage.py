@@ -9,12 +9,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django_htmx.http import HttpResponseClientRefresh
 
-from annotation.items import selectors
+from annotation.items import near_duplicates, selectors
 from annotation.items.content import LANGUAGES
 from annotation.items.lsh import LOWEST_THRESHOLD
 from annotation.items.models import Benchmark, EmotionCategory, Item
-from annotation.items.neighbours import near_duplicate_report
 from core.permissions import permission_required
 
 BREAKDOWNS = ("domain", "valence", "difficulty")
@@ -83,7 +83,8 @@ def coverage(request: HttpRequest) -> HttpResponse:
 
 @permission_required("items.view_item")
 def near_duplicate_clusters(request: HttpRequest) -> HttpResponse:
-    """List a benchmark's near-duplicate clusters in one language, largest first, a page at a time."""
+    """List a benchmark's near-duplicate clusters in one language, largest first, a page at a time, as a worker
+    stored them (``annotation.items.near_duplicates``); ``part=state`` is the poll while it computes them."""
     # The benchmarks are read once, for the choice and the chosen one (as the coverage page does).
     benchmarks = list(Benchmark.objects.all())
     slug = request.GET.get("benchmark")
@@ -99,23 +100,33 @@ def near_duplicate_clusters(request: HttpRequest) -> HttpResponse:
     if not math.isfinite(threshold):
         threshold = settings.NEAR_DUPLICATE_THRESHOLD
     # Below the lowest threshold the index is tuned for, pairs would be missed without a word: refuse to go there.
-    threshold = min(max(threshold, LOWEST_THRESHOLD), 1.0)
-    report = near_duplicate_report(benchmark=benchmark, language=lang, threshold=threshold) if benchmark else None
-    page = Paginator(report.clusters if report else [], CLUSTERS_PER_PAGE).get_page(request.GET.get("page"))
-    query = {"benchmark": benchmark.slug if benchmark else "", "lang": lang, "threshold": threshold}
-    return render(
-        request,
-        "items/near_duplicates.html",
+    # Two decimals, as the form offers it and the reports are stored.
+    rounded = near_duplicates.threshold_rounded(threshold)
+    stored = None
+    if benchmark is not None:
+        stored = near_duplicates.clusters_stored(benchmark=benchmark, language=lang, threshold=rounded)
+    report = stored.report if stored else None
+    query = {"benchmark": benchmark.slug if benchmark else "", "lang": lang, "threshold": rounded}
+    context = {
+        "stored": stored,
+        "report": report,
+        "query": urlencode({k: v for k, v in query.items() if v != ""}),
+    }
+    if request.htmx and request.GET.get("part") == "state":
+        if stored is None or stored.current:
+            return HttpResponseClientRefresh()  # computed: the clusters change, so the page loads again
+        return render(request, "items/near_duplicates.html#compute_state", context)
+    page = Paginator(stored.stored if stored else [], CLUSTERS_PER_PAGE).get_page(request.GET.get("page"))
+    context.update(
         {
             "benchmarks": benchmarks,
             "benchmark": benchmark,
             "lang": lang,
-            "threshold": threshold,
+            "threshold": float(rounded),
             "lowest_threshold": LOWEST_THRESHOLD,
-            "report": report,
             "page": page,
             "groups": page.object_list,
             "pair_count": report.pairs if report else 0,
-            "query": urlencode({k: v for k, v in query.items() if v != ""}),
-        },
+        }
     )
+    return render(request, "items/near_duplicates.html", context)
