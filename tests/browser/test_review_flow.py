@@ -11,21 +11,12 @@ from annotation.screening import services as screening
 from annotation.screening.criteria import default_criteria_create
 from annotation.screening.models import Criterion, Review, ReviewAssignment
 from tests.browser.test_item_edit import sign_in
-from tests.browser.test_labelling_flow import WATCH, fetched_ahead, sent
+from tests.browser.test_labelling_flow import WATCH, fetched_ahead, refuse_posts, sent
 from tests.factories import REVIEW_SCORES, make_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ACCEPT = ["4", "5", "3", "3", "4", "4", "p", "a"]  # six scores, pass on the answer key, accept
-SCORED = {
-    "scenario_plausibility": 4,
-    "linguistic_clarity": 5,
-    "emotional_ambiguity": 3,
-    "difficulty_level": 3,
-    "coverage": 4,
-    "option_quality": 4,
-    "answer_key_correctness": "pass",
-}
 
 
 @pytest.fixture
@@ -74,7 +65,7 @@ def test_ctrl_enter_shows_the_next_item_in_place_and_stores_the_review(page, liv
     assert page.evaluate("history.length") == entries + 1  # one history entry an item
     assert page.evaluate("window.__shifts") == []
     review = Review.objects.get(assignment=first)
-    assert review.status == Review.Status.SUBMITTED and review.decision == "accept" and review.scores == SCORED
+    assert review.status == Review.Status.SUBMITTED and review.decision == "accept" and review.scores == REVIEW_SCORES
 
     # The keys work on the item shown in place (J/K, scores, R, C appends); a comment typed just before the
     # submit sends no autosave after it.
@@ -147,13 +138,7 @@ def test_an_unsent_review_restores_the_item_and_sends_again(page, live_server, q
     fetched_ahead(page, url_of(second))
     target = f"{live_server.url}{url_of(first)}"
 
-    def refuse(route) -> None:
-        if route.request.method == "POST":
-            route.abort("internetdisconnected")
-        else:
-            route.continue_()
-
-    page.route(target, refuse)
+    page.route(target, refuse_posts)
     press(page, ACCEPT)
     page.keyboard.press("c")
     page.keyboard.type("Clear and plausible.")
@@ -163,18 +148,18 @@ def test_an_unsent_review_restores_the_item_and_sends_again(page, live_server, q
     expect(page.locator("#review-page")).to_have_attribute("data-url", url_of(first))
     assert page.url == target
     expect(page.locator("#decision-accept")).to_be_checked()
-    expect(page.locator(".criterion input:checked")).to_have_count(len(SCORED))
+    expect(page.locator(".criterion input:checked")).to_have_count(len(REVIEW_SCORES))
     expect(page.locator("#comment")).to_have_value("Clear and plausible.")
     assert not Review.objects.filter(assignment=first, status=Review.Status.SUBMITTED).exists()
 
-    page.unroute(target, refuse)
+    page.unroute(target, refuse_posts)
     fetched_ahead(page, url_of(second))
     page.keyboard.press("Control+Enter")
     expect(page.locator("#review-page")).to_have_attribute("data-url", url_of(second))
     sent(page)
     review = Review.objects.get(assignment=first)
     assert review.status == Review.Status.SUBMITTED and review.comment == "Clear and plausible."
-    assert review.scores == SCORED
+    assert review.scores == REVIEW_SCORES
     expect(page.locator(".messages")).to_have_count(0)
 
 
