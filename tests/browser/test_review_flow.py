@@ -19,6 +19,21 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 ACCEPT = ["4", "5", "3", "3", "4", "4", "p", "a"]  # six scores, pass on the answer key, accept
 
 
+# Every autosave the page opens and every form submitted, on the document's clock (one document throughout).
+AUTOSAVES = """
+window.__autosaves = [];
+window.__submits = [];
+const open = XMLHttpRequest.prototype.open;
+XMLHttpRequest.prototype.open = function (method, url) {
+  if (String(url).includes("/autosave/")) window.__autosaves.push({ url: String(url), at: performance.now() });
+  return open.apply(this, arguments);
+};
+document.addEventListener("submit", (event) => {
+  window.__submits.push({ action: event.target.action || "", at: performance.now() });
+}, true);
+"""
+
+
 @pytest.fixture
 def queue(taxonomy, lead, expert):
     default_criteria_create(Criterion)  # a data migration's rows, gone after an earlier transactional test's flush
@@ -42,6 +57,7 @@ def press(page, keys: list[str]) -> None:
 def test_ctrl_enter_shows_the_next_item_in_place_and_stores_the_review(page, live_server, queue, expert):
     round, (first, second, third, fourth) = queue
     page.add_init_script(WATCH)
+    page.add_init_script(AUTOSAVES)
     errors, autosaves = [], []
     page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     page.on("response", lambda r: autosaves.append((r.url, r.status)) if "/autosave/" in r.url else None)
@@ -86,7 +102,10 @@ def test_ctrl_enter_shows_the_next_item_in_place_and_stores_the_review(page, liv
     assert revised.comment == "The options overlap." and revised.scores["option_quality"] == 2
     page.wait_for_timeout(2500)  # longer than the autosave's delays: a pending one would have been sent by now
     assert all(status == 200 for _url, status in autosaves), autosaves
-    assert not [url for url, _status in autosaves if url.endswith(f"{url_of(second)}autosave/")], autosaves
+    submitted = [s["at"] for s in page.evaluate("window.__submits") if s["action"].endswith(url_of(second))]
+    assert submitted, page.evaluate("window.__submits")
+    late = [a for a in page.evaluate("window.__autosaves") if url_of(second) in a["url"] and a["at"] > submitted[0]]
+    assert not late, late  # no autosave of the item opened after its submit
     assert Review.objects.get(assignment=second).comment == "The options overlap."
 
     # ? shows the keys; S puts the item shown in place aside (a page load), U goes back to the review given last.
