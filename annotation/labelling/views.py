@@ -20,6 +20,7 @@ from annotation.labelling.label_studio import exporting as label_studio_exportin
 from annotation.labelling.label_studio import importing as label_studio_importing
 from annotation.labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
 from annotation.labelling.pairwise import plus_string, shown_choice
+from annotation.queue.pages import is_prefetch
 from annotation.queue.selectors import queue_previous, queue_skipped
 from core.list_filters import ListFilterForm
 from core.permissions import permission_required
@@ -122,11 +123,6 @@ def label_next(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("labelling:label", pk=cs.pk, assignment=assignment.pk)
 
 
-def _is_prefetch(request: HttpRequest) -> bool:
-    purpose = f"{request.headers.get('Sec-Purpose', '')} {request.headers.get('Purpose', '')}"
-    return "prefetch" in purpose
-
-
 def _not_assigned(request: HttpRequest) -> HttpResponse:
     return render(
         request,
@@ -160,7 +156,7 @@ def label(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         error, status = _label_store(request, assignment_obj, existing)
         if not error:
             return _after(request, assignment_obj.comparison.comparison_set, assignment_obj.pk)
-    if not _is_prefetch(request):
+    if not is_prefetch(request):
         # A page fetched ahead of time (<link rel="prefetch">) is not yet seen: timing starts when it is.
         comparisons.assignment_mark_viewed(assignment=assignment_obj)
     context = {

@@ -14,6 +14,7 @@ from annotation.items import selectors as item_selectors
 from annotation.items.models import Item
 from annotation.items.pagination import IdsFirstPaginator
 from annotation.items.selectors import item_languages
+from annotation.queue.pages import is_prefetch
 from annotation.queue.selectors import queue_previous, queue_skipped
 from annotation.screening import selectors
 from annotation.screening import services as screening
@@ -151,13 +152,14 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
     round_item = assignment_obj.round_item
     existing = getattr(assignment_obj, "review", None)
     submitted = existing is not None and existing.status == Review.Status.SUBMITTED
-    error = ""
+    error, status = "", 200
     if request.method == "POST":
-        error = _review_store(request, round_item, submitted)
+        error, status = _review_store(request, round_item, submitted)
         if not error:
             return _after(request, round_item.round, assignment_obj.pk)
-    elif submitted:
-        # Only a change of a submitted review is timed from the last view (a first review from its draft).
+    elif submitted and not is_prefetch(request):
+        # Only a change of a submitted review is timed from the last view (a first review from its draft); a page
+        # fetched ahead (app.js) is not yet seen.
         screening.review_mark_viewed(assignment=assignment_obj)
     context = {
         **_review_form(request, round_item, existing),
@@ -167,11 +169,12 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         "submitted": submitted,
         "error": error,
     }
-    return render(request, "screening/review.html", context, status=400 if error else 200)
+    return render(request, "screening/review.html", context, status=status)
 
 
-def _review_store(request: HttpRequest, round_item: RoundItem, submitted: bool) -> str:
-    """Submit (or change) the posted review; return the error to show, "" when stored.
+def _review_store(request: HttpRequest, round_item: RoundItem, submitted: bool) -> tuple[str, int]:
+    """Submit (or change) the posted review; return the error to show and the status, ("", 200) when stored:
+    409 when the review was submitted meanwhile (another tab), 400 for any other refusal.
 
     A first review that cannot be submitted keeps what was typed as its draft (invalid scores stay unsaved).
     """
@@ -185,14 +188,16 @@ def _review_store(request: HttpRequest, round_item: RoundItem, submitted: bool) 
     }
     try:
         (screening.review_change if changing else screening.review_submit)(**values)
+    except screening.ReviewConflict as exc:
+        return str(exc), 409
     except ValidationError as exc:
         if not changing:
             with contextlib.suppress(ValidationError):
                 screening.review_save_draft(**values)
-        return " ".join(exc.messages)
+        return " ".join(exc.messages), 400
     if changing:
         messages.success(request, _("Your review was changed."))
-    return ""
+    return "", 200
 
 
 def _review_form(request: HttpRequest, round_item: RoundItem, existing: Review | None) -> dict:

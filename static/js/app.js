@@ -27,15 +27,15 @@
   // previous one to change it, ? shows the list of keys.
   function queueKey(event, key) {
     if (key === "s") {
-      if (document.getElementById("skip-form") || labelFlow.pending) {
+      if (document.getElementById("skip-form") || queueFlow.pending) {
         event.preventDefault();
-        afterLabelSent(() => { const skip = document.getElementById("skip-form"); if (skip) skip.requestSubmit(); });
+        afterSent(() => { const skip = document.getElementById("skip-form"); if (skip) skip.requestSubmit(); });
       }
     } else if (key === "b" || key === "u") {
-      if (document.querySelector("#label-back, #review-back") || labelFlow.pending) {
+      if (document.querySelector("[data-queue-back]") || queueFlow.pending) {
         event.preventDefault();
-        afterLabelSent(() => {
-          const back = document.querySelector("#label-back, #review-back");
+        afterSent(() => {
+          const back = document.querySelector("[data-queue-back]");
           if (back) window.location.assign(back.href);
         });
       }
@@ -70,29 +70,41 @@
     if (input) { input.checked = true; input.dispatchEvent(new Event("change", { bubbles: true })); }
   }
 
-  // Screening review: every action has a key.
-  function setupReview(form) {
-    const criteria = Array.from(form.querySelectorAll(".criterion"));
-    let current = 0;
-    function focusCriterion(i) {
-      if (!criteria.length) return;
-      current = Math.max(0, Math.min(criteria.length - 1, i));
-      criteria.forEach((c, j) => c.classList.toggle("focused", j === current));
-      criteria[current].focus({ preventScroll: false });
+  // Screening review: every action has a key. One listener for every item the page shows in turn (queueFlow below
+  // swaps them in): it reads the form shown now, which keeps the criterion in focus.
+  function reviewCriteria(form) { return Array.from(form.querySelectorAll(".criterion")); }
+  function focusCriterion(form, i) {
+    const criteria = reviewCriteria(form);
+    if (!criteria.length) return;
+    const current = Math.max(0, Math.min(criteria.length - 1, i));
+    form.dataset.criterion = String(current);
+    criteria.forEach((c, j) => c.classList.toggle("focused", j === current));
+    criteria[current].focus({ preventScroll: false });
+  }
+  function scoreCriterion(form, value) {
+    const current = Number(form.dataset.criterion || 0);
+    const c = reviewCriteria(form)[current];
+    const input = c && c.querySelector(`input[value="${value}"]`);
+    if (input) {
+      input.checked = true;
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+      focusCriterion(form, current + 1);
     }
-    function choose(value) {
-      const c = criteria[current];
-      if (!c) return;
-      const input = c.querySelector(`input[value="${value}"]`);
-      if (input) {
-        input.checked = true;
-        input.dispatchEvent(new Event("change", { bubbles: true }));
-        if (current < criteria.length - 1) focusCriterion(current + 1);
-      }
-    }
-    criteria.forEach((c, i) => c.addEventListener("click", () => focusCriterion(i)));
-    focusCriterion(0);
+  }
+  function bindReviewForm(form) {
+    reviewCriteria(form).forEach((c, i) => c.addEventListener("click", () => focusCriterion(form, i)));
+    focusCriterion(form, 0);
+  }
+  function reviewComplete(form) {
+    const scored = reviewCriteria(form).every((c) => c.querySelector("input:checked"));
+    const decision = form.querySelector("input[name=decision]:checked");
+    const comment = form.querySelector("textarea[name=comment]");
+    return Boolean(scored && decision && (decision.value === "accept" || (comment && comment.value.trim())));
+  }
+  function setupReviewKeys() {
     document.addEventListener("keydown", (event) => {
+      const form = document.getElementById("review-form");
+      if (!form) return;
       if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
         event.preventDefault();
         form.requestSubmit(document.getElementById("submit-review"));
@@ -103,11 +115,12 @@
         return;
       }
       const key = event.key.toLowerCase();
-      if (key === "j" || event.key === "ArrowDown") { event.preventDefault(); focusCriterion(current + 1); }
-      else if (key === "k" || event.key === "ArrowUp") { event.preventDefault(); focusCriterion(current - 1); }
-      else if ("12345".includes(key) && key.length === 1) { event.preventDefault(); choose(key); }
-      else if (key === "p") { event.preventDefault(); choose("pass"); }
-      else if (key === "f") { event.preventDefault(); choose("fail"); }
+      const current = Number(form.dataset.criterion || 0);
+      if (key === "j" || event.key === "ArrowDown") { event.preventDefault(); focusCriterion(form, current + 1); }
+      else if (key === "k" || event.key === "ArrowUp") { event.preventDefault(); focusCriterion(form, current - 1); }
+      else if ("12345".includes(key) && key.length === 1) { event.preventDefault(); scoreCriterion(form, key); }
+      else if (key === "p") { event.preventDefault(); scoreCriterion(form, "pass"); }
+      else if (key === "f") { event.preventDefault(); scoreCriterion(form, "fail"); }
       else if (key === "a") { event.preventDefault(); decide(form, "accept"); }
       else if (key === "r") { event.preventDefault(); decide(form, "revise"); }
       else if (key === "x") { event.preventDefault(); decide(form, "reject"); }
@@ -129,7 +142,7 @@
   }
 
   // Pairwise labelling: arrows pick a side, T a tie, digits the margin, Enter submits. One listener for every
-  // comparison the page shows in turn (labelFlow below swaps them in): it reads the form shown now.
+  // comparison the page shows in turn (queueFlow below swaps them in): it reads the form shown now.
   function pick(id) {
     const input = document.getElementById(id);
     if (input) { input.checked = true; input.dispatchEvent(new Event("change", { bubbles: true })); }
@@ -137,6 +150,14 @@
   function syncMargins(form) {
     const tie = form.querySelector("#winner-tie");
     form.querySelectorAll("input[name=margin]").forEach((m) => { m.disabled = tie.checked; if (tie.checked) m.checked = false; });
+  }
+  function bindLabelForm(form) {
+    form.addEventListener("change", () => syncMargins(form));
+    syncMargins(form);
+  }
+  function labelComplete(form) {
+    const winner = form.querySelector("input[name=winner]:checked");
+    return Boolean(winner && (winner.value === "tie" || form.querySelector("input[name=margin]:checked")));
   }
   function setupLabelKeys() {
     document.addEventListener("keydown", (event) => {
@@ -158,62 +179,63 @@
     });
   }
 
-  // Labelling at the expert's pace. The next comparison's page is fetched ahead (sent with "Purpose: prefetch",
-  // so its clock does not start); submitting a complete label shows it at once, in the same document, while the
-  // label is posted in the background. The server's answer is the page it redirects to (the comparison now shown,
-  // timed from that request) or the submitted comparison again with its error: the first refreshes the queue parts
-  // of the page shown (progress, back link, put-aside list, messages) and fetches the one after; the second takes
-  // the expert back to what they submitted, as does a failed connection (the page as they left it). Without a page
-  // ahead (the last comparison, an incomplete form) the form is submitted as before.
-  const labelFlow = { ahead: null, aheadUrl: "", pending: null };
+  // The label and review pages at the expert's pace (one flow for both; the page's data-queue-page says which
+  // keys, form binding and completeness apply). The next item's page is fetched ahead (sent with "Purpose:
+  // prefetch", so its clock does not start); submitting a complete form shows it at once, in the same document,
+  // while the form is posted in the background. The server's answer is the page it redirects to (the item now
+  // shown, timed from that request) or the submitted item again with its error: the first refreshes the queue
+  // parts of the page shown (progress, back link, put-aside list, messages) and fetches the one after; the second
+  // takes the expert back to what they submitted, as does a failed connection (the page as they left it). Without
+  // a page ahead (the last item, an incomplete form) the form is submitted as before.
+  const queueFlow = { ahead: null, aheadUrl: "", pending: null };
+  const queueKinds = {
+    label: { keys: setupLabelKeys, bind: bindLabelForm, complete: labelComplete },
+    review: { keys: setupReviewKeys, bind: bindReviewForm, complete: reviewComplete },
+  };
 
-  function labelMain() { return document.querySelector("main.page"); }
+  function queuePage(root) { return (root || document).querySelector("[data-queue-page]"); }
+  function queueForm() { return document.querySelector("form[data-queue-form]"); }
+  function queueMain() { return document.querySelector("main.page"); }
   function parsePage(html) { return new DOMParser().parseFromString(html, "text/html"); }
 
   function fetchAhead() {
-    const page = document.getElementById("label-page");
+    const page = queuePage();
     const url = (page && page.dataset.nextUrl) || "";
-    if (url === labelFlow.aheadUrl && labelFlow.ahead) return;
-    labelFlow.aheadUrl = url;
-    labelFlow.ahead = !url ? null : fetch(url, { headers: { Purpose: "prefetch" }, credentials: "same-origin" })
+    if (url === queueFlow.aheadUrl && queueFlow.ahead) return;
+    queueFlow.aheadUrl = url;
+    queueFlow.ahead = !url ? null : fetch(url, { headers: { Purpose: "prefetch" }, credentials: "same-origin" })
       .then(async (response) => {
         if (!response.ok || response.redirected) return null;
         const doc = parsePage(await response.text());
-        return doc.getElementById("label-page") && doc.querySelector("main.page") ? { url: response.url, doc } : null;
+        return queuePage(doc) && doc.querySelector("main.page") ? { url: response.url, doc } : null;
       })
       .catch(() => null);
   }
 
-  // Bind the comparison shown; fetch the one after it only once the page's queue parts are the server's (a page
-  // shown from ahead was rendered before the label submitted on the last one was stored).
-  function bindLabelPage(settled) {
-    const main = labelMain();
+  // Bind the item shown; fetch the one after it only once the page's queue parts are the server's (a page shown
+  // from ahead was rendered before the form submitted on the last one was stored).
+  function bindQueuePage(settled) {
+    const main = queueMain();
     widths(main);
     if (window.htmx) window.htmx.process(main);
-    const form = document.getElementById("label-form");
+    const form = queueForm();
     if (form && !form.dataset.bound) {
       form.dataset.bound = "1";
-      form.addEventListener("change", () => syncMargins(form));
-      syncMargins(form);
+      queueKinds[queuePage().dataset.queuePage].bind(form);
     }
     if (settled) fetchAhead();
   }
 
-  function labelComplete(form) {
-    const winner = form.querySelector("input[name=winner]:checked");
-    return Boolean(winner && (winner.value === "tie" || form.querySelector("input[name=margin]:checked")));
-  }
-
   function showPage(doc, settled) {
-    labelMain().replaceChildren(...Array.from(doc.querySelector("main.page").childNodes));
+    queueMain().replaceChildren(...Array.from(doc.querySelector("main.page").childNodes));
     document.title = doc.title;
     window.scrollTo(0, 0);
-    bindLabelPage(settled);
+    bindQueuePage(settled);
   }
 
-  // The comparison shown was rendered before the label was stored: count the label and link back to it now.
+  // The item shown was rendered before the form was stored: count the item and link back to it now.
   function countSubmitted(fromUrl) {
-    const progress = document.getElementById("label-progress");
+    const progress = document.querySelector("[data-queue-progress]");
     if (progress) {
       const done = Number(progress.dataset.done) + 1;
       const total = Number(progress.dataset.total);
@@ -222,7 +244,7 @@
       const bar = progress.querySelector("[data-percent]");
       if (bar) { bar.dataset.percent = String(total ? Math.floor((100 * done) / total) : 0); widths(progress); }
     }
-    const back = document.getElementById("label-back");
+    const back = document.querySelector("[data-queue-back]");
     if (back) back.href = fromUrl;
   }
 
@@ -233,30 +255,28 @@
     item.className = `msg-${kind}`;
     item.textContent = text;
     list.append(item);
-    const old = labelMain().querySelector(":scope > ul.messages");
-    if (old) old.replaceWith(list); else labelMain().prepend(list);
+    const old = queueMain().querySelector(":scope > ul.messages");
+    if (old) old.replaceWith(list); else queueMain().prepend(list);
   }
 
-  // The server's page for the comparison already shown: take its queue parts, keep what the expert has chosen.
+  // The server's page for the item already shown: take its queue parts, keep what the expert has chosen.
   function refreshQueueParts(doc) {
     const fresh = doc.querySelector("main.page");
-    for (const id of ["label-progress", "queue-nav", "skipped-slot"]) {
-      const now = document.getElementById(id);
-      const next = doc.getElementById(id);
-      if (now && next) now.replaceWith(next);
-    }
+    doc.querySelectorAll("[data-queue-part]").forEach((next) => {
+      const now = document.getElementById(next.id);
+      if (now) now.replaceWith(next);
+    });
     const messages = fresh.querySelector(":scope > ul.messages");
-    const old = labelMain().querySelector(":scope > ul.messages");
+    const old = queueMain().querySelector(":scope > ul.messages");
     if (messages && old) old.replaceWith(messages);
-    else if (messages) labelMain().prepend(messages);
+    else if (messages) queueMain().prepend(messages);
     else if (old) old.remove();
-    const page = document.getElementById("label-page");
-    page.dataset.nextUrl = doc.getElementById("label-page").dataset.nextUrl;
-    bindLabelPage(true);
+    queuePage().dataset.nextUrl = queuePage(doc).dataset.nextUrl;
+    bindQueuePage(true);
   }
 
-  async function labelSend(action, data, left) {
-    const main = labelMain();
+  async function queueSend(action, data, left) {
+    const main = queueMain();
     main.setAttribute("aria-busy", "true");
     let response = null;
     let doc = null;
@@ -267,72 +287,73 @@
       response = null;
     }
     main.removeAttribute("aria-busy");
-    const page = doc && doc.getElementById("label-page");
-    const shown = document.getElementById("label-page");
+    const page = doc && queuePage(doc);
+    const shown = queuePage();
     if (response && response.ok && page && shown && page.dataset.url === shown.dataset.url
-        && page.dataset.labelled === shown.dataset.labelled) {
+        && page.dataset.finished === shown.dataset.finished) {
       refreshQueueParts(doc);
     } else if (response && page) {
-      // Another comparison than the one shown, or the submitted one again with its error (400, 409).
+      // Another item than the one shown, or the submitted one again with its error (400, 409).
       showPage(doc, true);
       history.replaceState(null, "", page.dataset.url);
-    } else if (response && response.ok && response.redirected && !doc.getElementById("label-form")) {
+    } else if (response && response.ok && response.redirected && !doc.querySelector("form[data-queue-form]")) {
       window.location.assign(response.url); // the queue is done: the page the server sends the expert to
     } else {
-      labelMain().replaceChildren(...left.nodes);
+      queueMain().replaceChildren(...left.nodes);
       document.title = left.title;
       history.replaceState(null, "", left.url);
-      const form = document.getElementById("label-form");
-      if (form) delete form.dataset.submitted;
-      showMessage(document.getElementById("label-page").dataset.unsent, "error");
+      const form = queueForm();
+      if (form) delete form.dataset.submitted; // not sent: its autosave may run again
+      showMessage(queuePage().dataset.unsent, "error");
       window.scrollTo(0, 0);
-      bindLabelPage(true);
+      bindQueuePage(true);
     }
   }
 
-  async function labelSubmit(form) {
-    const page = document.getElementById("label-page");
-    const assignment = page.dataset.url;
-    if (labelFlow.pending) await labelFlow.pending; // the label before first: its answer may bring the expert back
-    const current = document.getElementById("label-page");
-    if (!current || current.dataset.url !== assignment) return;
-    form = document.getElementById("label-form");
-    const ahead = labelComplete(form) ? await labelFlow.ahead : null;
-    if (!ahead || document.getElementById("label-page") !== current) {
-      if (document.getElementById("label-page") === current) form.submit();
+  async function queueSubmit(form) {
+    const page = queuePage();
+    const kind = queueKinds[page.dataset.queuePage];
+    const item = page.dataset.url;
+    if (queueFlow.pending) await queueFlow.pending; // the one before first: its answer may bring the expert back
+    const current = queuePage();
+    if (!current || current.dataset.url !== item) return;
+    form = queueForm();
+    const ahead = kind.complete(form) ? await queueFlow.ahead : null;
+    if (!ahead || queuePage() !== current) {
+      if (queuePage() === current) form.submit();
       return;
     }
-    const left = { nodes: Array.from(labelMain().childNodes), url: window.location.href, title: document.title };
+    const left = { nodes: Array.from(queueMain().childNodes), url: window.location.href, title: document.title };
     const data = new FormData(form);
     const action = form.action;
     const changing = Boolean(form.querySelector("input[name=change]"));
     const changed = current.dataset.changed;
-    labelFlow.ahead = null;
-    labelFlow.aheadUrl = "";
-    history.pushState({ label: true }, "", ahead.url);
+    queueFlow.ahead = null;
+    queueFlow.aheadUrl = "";
+    history.pushState({ queue: true }, "", ahead.url);
     showPage(ahead.doc, false);
     if (changing) showMessage(changed, "success"); else countSubmitted(left.url);
-    labelFlow.pending = labelSend(action, data, left).finally(() => { labelFlow.pending = null; });
+    queueFlow.pending = queueSend(action, data, left).finally(() => { queueFlow.pending = null; });
   }
 
-  function setupLabelFlow() {
-    setupLabelKeys();
+  function setupQueueFlow(page) {
+    queueKinds[page.dataset.queuePage].keys();
     document.addEventListener("submit", (event) => {
-      if (event.defaultPrevented || event.target.id !== "label-form" || !document.getElementById("label-page")) return;
-      event.preventDefault();
       const form = event.target;
+      if (event.defaultPrevented || !form.matches("form[data-queue-form]") || !queuePage()) return;
+      event.preventDefault();
       if (form.dataset.sending) return;
       form.dataset.sending = "1";
-      labelSubmit(form).finally(() => { delete form.dataset.sending; });
+      queueSubmit(form).finally(() => { delete form.dataset.sending; });
     });
-    // Back and forward through comparisons shown in place: load the page of the address reached.
-    window.addEventListener("popstate", () => { if (document.getElementById("label-page")) window.location.reload(); });
-    bindLabelPage(true);
+    // Back and forward through items shown in place: load the page of the address reached.
+    window.addEventListener("popstate", () => { if (queuePage()) window.location.reload(); });
+    bindQueuePage(true);
   }
 
-  // Keys that leave the comparison (skip, back) wait for the label being sent: its answer brings the right links.
-  function afterLabelSent(then) {
-    if (labelFlow.pending) labelFlow.pending.then(then); else then();
+  // Keys that leave the item (skip, back) wait for the form being sent: its answer brings the right links.
+  function afterSent(then) {
+    if (queueFlow.pending) queueFlow.pending.then(then); else then();
   }
 
   // No inline handlers or style attributes (the Content-Security-Policy forbids them): a select marked
@@ -602,9 +623,8 @@
     if (toggle) setupNavToggle(toggle);
     widths(document);
     setupPickers(document);
-    if (document.getElementById("label-page")) setupLabelFlow();
-    const review = document.getElementById("review-form");
-    if (review) setupReview(review);
+    const queue = queuePage();
+    if (queue) setupQueueFlow(queue);
     const adjudication = document.getElementById("adjudication-form");
     if (adjudication) setupAdjudication(adjudication);
   });

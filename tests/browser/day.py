@@ -262,6 +262,8 @@ def expert_day(walk: Walk, data: dict, expert: AbstractBaseUser) -> None:
         page.keyboard.press(key)
     page.keyboard.press("Control+Enter")
     expect(page.locator("#progress-text")).to_have_text("1 / 2")
+    # The next item is shown at once and the review sent in the background: wait until it is stored.
+    expect(page.locator("main.page")).not_to_have_attribute("aria-busy", "true")
     walk.check()
     for key in ["4", "4", "4", "4", "4", "4", "p", "a"]:
         page.keyboard.press(key)

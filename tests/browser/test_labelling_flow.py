@@ -39,6 +39,14 @@ def fetched_ahead(page, url: str) -> None:
     )
 
 
+def refuse_posts(route) -> None:
+    """A route that cuts the connection of every POST (an unsent form) and lets the rest through."""
+    if route.request.method == "POST":
+        route.abort("internetdisconnected")
+    else:
+        route.continue_()
+
+
 def shown(page) -> str:
     return page.locator("#label-page").get_attribute("data-url")
 
@@ -150,13 +158,7 @@ def test_an_unsent_label_restores_the_comparison_and_sends_again(page, live_serv
     fetched_ahead(page, url_of(cs, second))
     target = f"{live_server.url}{url_of(cs, first)}"
 
-    def refuse(route) -> None:
-        if route.request.method == "POST":
-            route.abort("internetdisconnected")
-        else:
-            route.continue_()
-
-    page.route(target, refuse)
+    page.route(target, refuse_posts)
     page.keyboard.press("ArrowLeft")
     page.keyboard.press("5")
     page.keyboard.press("r")
@@ -171,7 +173,7 @@ def test_an_unsent_label_restores_the_comparison_and_sends_again(page, live_serv
     expect(page.locator("#rationale")).to_have_value("Kind and concrete.")
     assert not ExpertLabel.objects.filter(assignment=first).exists()
 
-    page.unroute(target, refuse)
+    page.unroute(target, refuse_posts)
     fetched_ahead(page, url_of(cs, second))
     page.keyboard.press("Enter")
     expect(page.locator("#label-page")).to_have_attribute("data-url", url_of(cs, second))

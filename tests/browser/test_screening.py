@@ -6,6 +6,7 @@ from annotation.screening import services as screening
 from annotation.screening.criteria import default_criteria_create
 from annotation.screening.models import Criterion, Review, RoundItem
 from tests.browser.test_item_edit import sign_in
+from tests.browser.test_labelling_flow import sent
 from tests.factories import make_item, mcq_content
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -43,6 +44,7 @@ def test_reviewer_completes_a_review_with_the_keyboard_only(page, live_server, t
     page.keyboard.press("Control+Enter")
     expect(page.locator("h1")).to_contain_text("kbd-2")
     expect(page.locator("#progress-text")).to_have_text("1 / 2")
+    sent(page)  # the next item is shown in place while the review is posted in the background
 
     review = Review.objects.get(assignment__round_item__item__uid="kbd-1")
     assert review.status == "submitted" and review.decision == "accept"

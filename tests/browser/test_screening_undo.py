@@ -6,6 +6,7 @@ from annotation.screening import services as screening
 from annotation.screening.criteria import default_criteria_create
 from annotation.screening.models import Criterion, Review, ReviewAssignment, ReviewChange
 from tests.browser.test_item_edit import sign_in
+from tests.browser.test_labelling_flow import sent
 from tests.factories import REVIEW_SCORES, make_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -37,6 +38,7 @@ def test_reviewer_skips_goes_back_and_changes_a_submitted_review(page, live_serv
     page.click("#submit-review")
     expect(page.locator("h1")).to_contain_text("undo-2")
     expect(page.locator("#progress-text")).to_have_text("1 / 3")
+    sent(page)  # the next item is shown in place while the change is posted in the background
 
     review = Review.objects.get(assignment=first)
     assert review.decision == "revise" and review.comment == "Option B fits as well."

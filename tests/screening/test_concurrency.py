@@ -30,7 +30,7 @@ def test_simultaneous_review_submissions_and_autosaves_submit_one_review_and_nev
 
     statuses = [r.status_code if hasattr(r, "status_code") else f"500 {r!r}" for r in results]
     submits, autosaves = statuses[0::2], statuses[1::2]
-    assert sorted(submits, key=str) == [302, 400, 400, 400], statuses
+    assert sorted(submits, key=str) == [302, 409, 409, 409], statuses  # the others: "already reviewed"
     assert set(autosaves) <= {200, 400}, statuses
     review = Review.objects.get(assignment=assignment)
     assert review.status == Review.Status.SUBMITTED and review.decision == "accept"

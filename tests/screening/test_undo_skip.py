@@ -137,3 +137,33 @@ def test_page_refuses_a_change_after_the_round_closed(setup, lead, login):
     form = {f"score-{code}": value for code, value in REVIEW_SCORES.items()} | {"decision": "accept", "change": "1"}
     response = client.post(f"/screening/{round.pk}/review/{first.pk}/", form)
     assert response.status_code == 400 and "This round is closed" in response.content.decode()
+
+
+def test_page_answers_409_to_a_review_submitted_meanwhile_and_400_to_an_incomplete_one(setup, login):
+    """app.js posts the review in the background: a 409 (or 400) page brings the expert back with its error."""
+    round, reviewer = setup
+    first, second = queue(round, reviewer)[:2]
+    client = login(reviewer)
+    incomplete = client.post(f"/screening/{round.pk}/review/{first.pk}/", {"decision": "accept"})
+    assert incomplete.status_code == 400 and "Score every criterion first" in incomplete.content.decode()
+    submit(first, reviewer, decision="reject", comment="Another tab.")
+    form = {f"score-{code}": value for code, value in REVIEW_SCORES.items()} | {"decision": "accept"}
+    response = client.post(f"/screening/{round.pk}/review/{first.pk}/", form)
+    page = response.content.decode()
+    assert response.status_code == 409 and "You already reviewed this item in this round." in page
+    assert f'data-url="/screening/{round.pk}/review/{first.pk}/"' in page and 'id="review-error"' in page
+    assert Review.objects.get(assignment=first).decision == "reject"
+
+
+def test_a_review_page_fetched_ahead_does_not_restart_the_change_timer(setup, login):
+    """app.js fetches the next item with ``Purpose: prefetch``: only a page the expert sees times a change."""
+    round, reviewer = setup
+    first = queue(round, reviewer)[0]
+    submit(first, reviewer)
+    ReviewAssignment.objects.filter(pk=first.pk).update(viewed_at=None)
+    client = login(reviewer)
+    response = client.get(f"/screening/{round.pk}/review/{first.pk}/", headers={"Purpose": "prefetch"})
+    assert response.status_code == 200 and b'data-queue-page="review"' in response.content
+    assert ReviewAssignment.objects.get(pk=first.pk).viewed_at is None
+    client.get(f"/screening/{round.pk}/review/{first.pk}/")
+    assert ReviewAssignment.objects.get(pk=first.pk).viewed_at is not None
