@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import norm
+from scipy.stats import beta, norm
 from scipy.stats import t as student_t
 
 EPSILON = 0.5
@@ -97,13 +97,19 @@ def draw(weights: FloatArray, *, rng: np.random.Generator, epsilon: float = EPSI
 
 @dataclass(frozen=True)
 class DesignEstimate:
-    """A design-unbiased mean, its standard error, t degrees of freedom, 95% half-width and served comparisons."""
+    """A design-unbiased mean, its standard error, t degrees of freedom, 95% interval and served comparisons.
+
+    ``low``/``high`` is the reported 95% interval (``proportion_interval`` for a share, else ``value +- half_width``);
+    ``half_width`` is the symmetric t half-width ``t * se`` that precision planning uses.
+    """
 
     value: float | None
     standard_error: float | None
     n: int
     degrees_of_freedom: float | None = None
     half_width: float | None = None
+    low: float | None = None
+    high: float | None = None
 
     def as_dict(self) -> dict:
         """Return the estimate as plain values."""
@@ -113,6 +119,8 @@ class DesignEstimate:
             "n": self.n,
             "degrees_of_freedom": self.degrees_of_freedom,
             "half_width": self.half_width,
+            "low": self.low,
+            "high": self.high,
         }
 
 
@@ -180,10 +188,36 @@ def stratified_mean(
     spread = sum(v**2 / f for v, f in zip(variances, freedoms, strict=True))
     freedom = float(variance**2 / spread) if spread > 0 else float(sum(freedoms))
     quantile = float(student_t.ppf(1 - (1 - CONFIDENCE) / 2, freedom))
+    half_width = quantile * standard_error
+    if np.all((y >= 0) & (y <= 1)):
+        low, high = proportion_interval(float(ratio), standard_error, freedom, n=int(y.size))
+    else:
+        low, high = float(ratio) - half_width, float(ratio) + half_width
     return DesignEstimate(
         value=float(ratio), standard_error=standard_error, n=int(y.size), degrees_of_freedom=freedom,
-        half_width=quantile * standard_error,
+        half_width=half_width, low=low, high=high,
     )
+
+
+def proportion_interval(
+    value: float, standard_error: float, degrees_of_freedom: float, *, n: int, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
+    """Return Korn and Graubard's (1998) interval for a design-weighted share (as R's ``svyciprop(method="beta")``).
+
+    The Clopper-Pearson interval at the effective sample size ``n* = p (1 - p) / se^2``, shrunk by
+    ``(z / t_df)^2`` for the degrees of freedom of the variance estimate. It is asymmetric where it should be: a
+    share near 1 has a small estimated variance exactly when it is over-estimated, which made the symmetric
+    ``value +- t se`` interval miss high. Where ``n*`` is undefined (a share of 0 or 1, or no spread) the ``n``
+    draws stand in for it. The estimate is clipped to [0, 1] first (Raj's estimator can leave it).
+    """
+    p = min(max(value, 0.0), 1.0)
+    alpha = 1.0 - confidence
+    effective = p * (1.0 - p) / standard_error**2 if 0.0 < p < 1.0 and standard_error > 0 else float(n)
+    effective *= (norm.ppf(1 - alpha / 2) / student_t.ppf(1 - alpha / 2, degrees_of_freedom)) ** 2
+    successes = p * effective
+    low = float(beta.ppf(alpha / 2, successes, effective - successes + 1)) if successes > 0 else 0.0
+    high = float(beta.ppf(1 - alpha / 2, successes + 1, effective - successes)) if successes < effective else 1.0
+    return low, high
 
 
 def choose_by_lower_bound(
