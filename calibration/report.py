@@ -256,17 +256,20 @@ def _design(facts: CalibrationFacts, table: np.ndarray, verdicts: dict) -> dict 
     rows, probabilities = _served_rows(facts, keys, ~np.isnan(table).all(axis=1))
     rows_array, q = np.array(rows, dtype=int), np.array(probabilities, dtype=float)
     strata = np.array([keys[i] for i in rows], dtype=object)
-    judges, lows = {}, []
+    judges, ranks = {}, []
     for name, d in verdicts.items():
         y = agreement_indicators(table, d["ab"], d["ba"], facts.combine_rule)[rows_array]
         estimate = active.stratified_mean(np.nan_to_num(y), q, strata, sizes, defined=(~np.isnan(y)).astype(float))
         judges[name] = estimate.as_dict()
-        lows.append(np.nan if estimate.low is None else estimate.low)
+        # The highest lower end of the reported 95% interval (Korn-Graubard, ``active.proportion_interval``);
+        # without any interval yet (one draw per stratum), the highest estimate.
+        ranks.append(
+            (-np.inf if estimate.low is None else estimate.low, -np.inf if estimate.value is None else estimate.value)
+        )
     names = list(verdicts)
     choice = None
-    if names and np.isfinite(lows).any():
-        # The highest lower end of the reported 95% interval (Korn-Graubard, ``active.proportion_interval``).
-        choice = names[int(np.nan_to_num(np.array(lows), nan=-np.inf).argmax())]
+    if names and any(np.isfinite(value) for _low, value in ranks):
+        choice = names[max(range(len(names)), key=lambda i: ranks[i])]
     return {
         "judges": judges,
         "n_served_used": len(rows),

@@ -181,10 +181,10 @@ def stratified_mean(
         if n < 2:
             return DesignEstimate(value=float(ratio), standard_error=None, n=int(y.size))
         variances.append(float(np.sum((residual - residual.mean()) ** 2) / (n * (n - 1))))
-        freedoms.append(n - 1)
+        freedoms.append(variance_freedom(residual))
     variance = sum(variances)
     standard_error = float(np.sqrt(variance) / total_d)
-    # Satterthwaite: the strata's variance estimates have n_h - 1 degrees of freedom each.
+    # Satterthwaite over the strata, each variance estimate with its kurtosis-adjusted degrees of freedom.
     spread = sum(v**2 / f for v, f in zip(variances, freedoms, strict=True))
     freedom = float(variance**2 / spread) if spread > 0 else float(sum(freedoms))
     quantile = float(student_t.ppf(1 - (1 - CONFIDENCE) / 2, freedom))
@@ -197,6 +197,22 @@ def stratified_mean(
         value=float(ratio), standard_error=standard_error, n=int(y.size), degrees_of_freedom=freedom,
         half_width=half_width, low=low, high=high,
     )
+
+
+def variance_freedom(values: FloatArray) -> float:
+    """Return the degrees of freedom of the sample variance of ``values``, allowing for their kurtosis.
+
+    The variance of ``s^2`` is ``sigma^4 (2 / (n - 1) + (kappa - 3) / n)`` for values of kurtosis ``kappa``, so its
+    degrees of freedom (``2 sigma^4 / Var(s^2)``) are ``n - 1`` for normal values and fewer for heavy-tailed ones,
+    such as Raj's ``T_t`` when a few draws carry large weights ``y / q``. ``kappa`` is the moment estimate
+    ``m4 / m2^2``; a light tail (``kappa < 3``) keeps ``n - 1``.
+    """
+    x = np.asarray(values, dtype=float)
+    n = x.size
+    centred = x - x.mean()
+    m2 = float(np.mean(centred**2))
+    kappa = float(np.mean(centred**4)) / m2**2 if m2 > 0 else 3.0
+    return 2.0 / (2.0 / (n - 1) + max(kappa - 3.0, 0.0) / n)
 
 
 def proportion_interval(
