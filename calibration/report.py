@@ -256,21 +256,20 @@ def _design(facts: CalibrationFacts, table: np.ndarray, verdicts: dict) -> dict 
     rows, probabilities = _served_rows(facts, keys, ~np.isnan(table).all(axis=1))
     rows_array, q = np.array(rows, dtype=int), np.array(probabilities, dtype=float)
     strata = np.array([keys[i] for i in rows], dtype=object)
-    judges, values, errors, freedoms = {}, [], [], []
+    judges, ranks = {}, []
     for name, d in verdicts.items():
         y = agreement_indicators(table, d["ab"], d["ba"], facts.combine_rule)[rows_array]
         estimate = active.stratified_mean(np.nan_to_num(y), q, strata, sizes, defined=(~np.isnan(y)).astype(float))
         judges[name] = estimate.as_dict()
-        values.append(np.nan if estimate.value is None else estimate.value)
-        errors.append(np.nan if estimate.standard_error is None else estimate.standard_error)
-        freedoms.append(np.nan if estimate.degrees_of_freedom is None else estimate.degrees_of_freedom)
+        # The highest lower end of the reported 95% interval (Korn-Graubard, ``active.proportion_interval``);
+        # without any interval yet (one draw per stratum), the highest estimate.
+        ranks.append(
+            (-np.inf if estimate.low is None else estimate.low, -np.inf if estimate.value is None else estimate.value)
+        )
     names = list(verdicts)
     choice = None
-    if names and np.isfinite(values).any():
-        lower = active.choose_by_lower_bound(
-            np.array(values), np.nan_to_num(np.array(errors), nan=np.inf), degrees_of_freedom=np.array(freedoms)
-        )
-        choice = names[int(lower)]
+    if names and any(np.isfinite(value) for _low, value in ranks):
+        choice = names[max(range(len(names)), key=lambda i: ranks[i])]
     return {
         "judges": judges,
         "n_served_used": len(rows),
