@@ -20,7 +20,7 @@ from annotation.labelling.label_studio import exporting as label_studio_exportin
 from annotation.labelling.label_studio import importing as label_studio_importing
 from annotation.labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
 from annotation.labelling.pairwise import plus_string, shown_choice
-from annotation.queue.selectors import queue_previous, queue_skipped
+from annotation.queue.selectors import queue_place, queue_previous
 from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
@@ -30,7 +30,6 @@ BUILDERS = gettext_lazy(
     "Importing or generating responses and building comparison sets shows which model wrote which response, so "
     "it is left to those who do not label."
 )
-SKIPPED_SHOWN = 20
 LABELLERS = gettext_lazy(
     "Comparisons are labelled blind by the experts they are assigned to; whoever builds sets or imports responses "
     "has seen the model names and does not label."
@@ -219,28 +218,13 @@ def _label_comparison(assignment: LabelAssignment) -> dict:
 def _label_queue(request: HttpRequest, assignment: LabelAssignment) -> dict:
     """Return the expert's place in the set's queue: counts, the next and previous links, what was put aside."""
     cs = assignment.comparison.comparison_set
-    counts = selectors.label_counts(comparison_set=cs, expert=request.user)
-    done, total = counts["done"], counts["total"]
-    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment)
-    mine = selectors.expert_queue(comparison_set=cs, expert=request.user)
-    previous = queue_previous(queue=mine, before=assignment)
-    skipped = (
-        list(
-            queue_skipped(queue=mine)
-            .exclude(pk=assignment.pk)
-            .select_related("comparison__item", "comparison__dimension")[:SKIPPED_SHOWN]
-        )
-        if counts["skipped"]
-        else []
+    return queue_place(
+        assignment=assignment,
+        # A set in another order than the queue's serves its own next (``annotation.labelling.serving``).
+        next_of=lambda current: selectors.label_next(comparison_set=cs, expert=request.user, after=current),
+        link=lambda other: reverse("labelling:label", args=[cs.pk, other.pk]),
+        skipped_related=("comparison__item", "comparison__dimension"),
     )
-    return {
-        "done": done,
-        "total": total,
-        "percent": int(100 * done / total) if total else 0,
-        "next_url": reverse("labelling:label", args=[cs.pk, nxt.pk]) if nxt else "",
-        "previous_url": reverse("labelling:label", args=[cs.pk, previous.pk]) if previous else "",
-        "skipped": skipped,
-    }
 
 
 def _label_posted(request: HttpRequest, existing: ExpertLabel | None) -> dict:
