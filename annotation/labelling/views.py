@@ -21,6 +21,7 @@ from annotation.labelling.label_studio import importing as label_studio_importin
 from annotation.labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
 from annotation.labelling.pairwise import plus_string, shown_choice
 from annotation.queue.selectors import queue_place, queue_previous
+from core.forms import form_write
 from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
@@ -52,27 +53,26 @@ def set_list(request: HttpRequest) -> HttpResponse:
 @permission_required("labelling.manage_comparisons", why=BUILDERS)
 def set_create(request: HttpRequest) -> HttpResponse:
     form = ComparisonSetForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            cs = comparisons.comparison_set_build(
-                name=data["name"],
-                benchmark=data["benchmark"],
-                experts=[form.eligible[pk] for pk in data["experts"]],
-                user=request.user,
-                seed=data["seed"],
-                per_stratum=data["per_stratum"],
-                experts_per_comparison=data["experts_per_comparison"],
-            )
-            comparisons.comparison_set_order_set(comparison_set=cs, order=data.get("order") or "random")
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            messages.success(
-                request, _("Comparison set created with %(n)s comparisons.") % {"n": cs.comparisons.count()}
-            )
-            return redirect("labelling:set-list")
+    cs = form_write(form, lambda data: _set_build(data, form=form, user=request.user))
+    if cs is not None:
+        messages.success(request, _("Comparison set created with %(n)s comparisons.") % {"n": cs.comparisons.count()})
+        return redirect("labelling:set-list")
     return render(request, "labelling/labelling_create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _set_build(data: dict, *, form: ComparisonSetForm, user: object) -> ComparisonSet:
+    """Build the set the form describes, in the order it names (random unless another is chosen)."""
+    cs = comparisons.comparison_set_build(
+        name=data["name"],
+        benchmark=data["benchmark"],
+        experts=[form.eligible[pk] for pk in data["experts"]],
+        user=user,
+        seed=data["seed"],
+        per_stratum=data["per_stratum"],
+        experts_per_comparison=data["experts_per_comparison"],
+    )
+    comparisons.comparison_set_order_set(comparison_set=cs, order=data.get("order") or "random")
+    return cs
 
 
 @permission_required("labelling.manage_comparisons", why=BUILDERS)

@@ -19,6 +19,7 @@ from annotation.screening import selectors
 from annotation.screening import services as screening
 from annotation.screening.forms import RoundOpenForm
 from annotation.screening.models import Review, ReviewAssignment, RoundItem, ScreeningRound
+from core.forms import form_write
 from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 
@@ -45,29 +46,28 @@ def round_open(request: HttpRequest) -> HttpResponse:
         form = RoundOpenForm(initial={"items": " ".join(uids), "benchmark": first.benchmark if first else None})
         return render(request, "screening/round_open.html", {"form": form})
     form = RoundOpenForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            round = screening.round_open(
-                benchmark=data["benchmark"],
-                title=data["title"],
-                user=request.user,
-                reviewers=[form.eligible[pk] for pk in data["reviewers"]],
-                reviewers_per_item=data["reviewers_per_item"],
-                filters={k: data[k] for k in ("status", "dimension", "kind") if data.get(k)},
-                criteria=list(data["criteria"]),
-                deadline=data["deadline"],
-                uids=data["items"] or None,
-            )
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            messages.success(
-                request,
-                _("Round %(n)s opened with %(items)s items.") % {"n": round.number, "items": round.round_items.count()},
-            )
-            return redirect("screening:round-detail", pk=round.pk)
+    round = form_write(form, lambda data: _round_open(data, form=form, user=request.user))
+    if round is not None:
+        messages.success(
+            request,
+            _("Round %(n)s opened with %(items)s items.") % {"n": round.number, "items": round.round_items.count()},
+        )
+        return redirect("screening:round-detail", pk=round.pk)
     return render(request, "screening/round_open.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _round_open(data: dict, *, form: RoundOpenForm, user: object) -> ScreeningRound:
+    return screening.round_open(
+        benchmark=data["benchmark"],
+        title=data["title"],
+        user=user,
+        reviewers=[form.eligible[pk] for pk in data["reviewers"]],
+        reviewers_per_item=data["reviewers_per_item"],
+        filters={k: data[k] for k in ("status", "dimension", "kind") if data.get(k)},
+        criteria=list(data["criteria"]),
+        deadline=data["deadline"],
+        uids=data["items"] or None,
+    )
 
 
 @permission_required("screening.review_item")
