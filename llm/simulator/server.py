@@ -427,12 +427,7 @@ class Simulator(BatchAPI):
         payload = styles.get(style, lambda: self._completions(data))()
         if fault.random() < config.garbage_rate:
             self.garbled += 1
-            rng = simulation.rng_for("garble", config.seed, key, attempt)
-            for choice in payload.get("choices", []):
-                if "message" in choice:
-                    choice["message"]["content"] = simulation.garble(choice["message"]["content"] or "", rng)
-                else:
-                    choice["text"] = simulation.garble(choice["text"], rng)
+            simulation.garble_choices(payload, simulation.rng_for("garble", config.seed, key, attempt))
         if config.zero_usage:
             payload["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.billed[key] += 1

@@ -383,6 +383,15 @@ def garble(text: str, rng: random.Random) -> str:
     return "".join(rng.sample(list("#%&*@~^<>|"), 6)) + " <<the model rambled off-format>>"
 
 
+def garble_choices(payload: dict, rng: random.Random) -> None:
+    """Garble the text of every choice of a reply in place (``garble``): a chat message's content, or a text."""
+    for choice in payload.get("choices", []):
+        if "message" in choice:
+            choice["message"]["content"] = garble(choice["message"]["content"] or "", rng)
+        else:
+            choice["text"] = garble(choice["text"], rng)
+
+
 # --- legacy completions with log-probabilities --------------------------------------------------------------
 
 # Pre-tokens as GPT-2-style BPE tokenizers split text: a word, a number (up to 3 digits), a run of CJK characters
