@@ -88,25 +88,22 @@ class AutoSchema(openapi.AutoSchema):
 
     def error_statuses(self) -> list[str]:
         """Return the error statuses this operation can answer."""
-        codes = []
-        has_path_parameters = "{" in self.path
         is_list = self._is_list_view() and self.method == "GET"
-        has_query = is_list or bool(
-            [p for p in self.get_override_parameters() if getattr(p, "location", "query") == "query"]
+        has_query = is_list or any(getattr(p, "location", "query") == "query" for p in self.get_override_parameters())
+        has_body = self.method in BODY_METHODS
+        signed_in = not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions())
+        answers = (
+            ("400", has_body or has_query or self.method == "DELETE"),
+            ("401", signed_in),
+            ("403", signed_in),
+            # An id in the path or the query, or a page past the last.
+            ("404", "{" in self.path or has_query),
+            ("409", self.method in WRITE_METHODS),
+            ("413", has_body),
+            ("415", has_body),
+            ("429", bool(self.view.get_throttles())),
         )
-        if self.method in BODY_METHODS or has_query or self.method == "DELETE":
-            codes.append("400")
-        if not all(isinstance(permission, AllowAny) for permission in self.view.get_permissions()):
-            codes += ["401", "403"]
-        if has_path_parameters or has_query:  # an id in the path or the query, or a page past the last
-            codes.append("404")
-        if self.method in WRITE_METHODS:
-            codes.append("409")
-        if self.method in BODY_METHODS:
-            codes += ["413", "415"]
-        if self.view.get_throttles():
-            codes.append("429")
-        return codes
+        return [code for code, answered in answers if answered]
 
     def _resolve_path_parameters(self, variables: list[str]) -> list[dict]:
         """Path ids the router takes as digits only (``core.routing.IntegerLookupRouter``) are integers."""

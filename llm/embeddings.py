@@ -57,19 +57,33 @@ def decode_embeddings(data: object, n: int) -> np.ndarray:
         raise ValueError(f"the reply has {got} embeddings for {n} texts")
     rows: list = [None] * n
     for position, item in enumerate(items):
-        index = item.get("index", position) if isinstance(item, dict) else None
-        vector = item.get("embedding") if isinstance(item, dict) else None
-        if not isinstance(index, int) or not 0 <= index < n or rows[index] is not None:
-            raise ValueError(f"embedding {position} has a missing, repeated or out-of-range index")
-        if isinstance(vector, str):
-            try:
-                rows[index] = np.frombuffer(base64.b64decode(vector, validate=True), dtype="<f4")
-            except (ValueError, TypeError) as exc:
-                raise ValueError(f"embedding {index} is not base64 float32: {exc}") from exc
-        elif isinstance(vector, list) and all(isinstance(x, (int, float)) for x in vector):
-            rows[index] = np.asarray(vector, dtype=np.float32)
-        else:
-            raise ValueError(f"embedding {index} is neither a list of numbers nor base64")
+        index = _embedding_index(item, position, rows)
+        rows[index] = _embedding_vector(item.get("embedding"), index)
+    return _unit_rows(rows)
+
+
+def _embedding_index(item: object, position: int, rows: list) -> int:
+    """Return where the reply's ``position``-th embedding goes: its ``index`` (else its position), once each."""
+    index = item.get("index", position) if isinstance(item, dict) else None
+    if not isinstance(index, int) or not 0 <= index < len(rows) or rows[index] is not None:
+        raise ValueError(f"embedding {position} has a missing, repeated or out-of-range index")
+    return index
+
+
+def _embedding_vector(vector: object, index: int) -> np.ndarray:
+    """Return one embedding of a reply as float32: base64 little-endian float32, or a list of numbers."""
+    if isinstance(vector, str):
+        try:
+            return np.frombuffer(base64.b64decode(vector, validate=True), dtype="<f4")
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"embedding {index} is not base64 float32: {exc}") from exc
+    if isinstance(vector, list) and all(isinstance(x, (int, float)) for x in vector):
+        return np.asarray(vector, dtype=np.float32)
+    raise ValueError(f"embedding {index} is neither a list of numbers nor base64")
+
+
+def _unit_rows(rows: list[np.ndarray]) -> np.ndarray:
+    """Return the vectors as one matrix of unit rows; they must be of one non-zero length, finite, not zero."""
     sizes = {len(row) for row in rows}
     if len(sizes) != 1 or 0 in sizes:
         raise ValueError(f"the embeddings have different or empty lengths: {sorted(sizes)}")

@@ -375,71 +375,94 @@ class Executor:
             outcome.latency_ms = int(elapsed * 1000)
             attempt: dict = {"send": send, "latency_ms": outcome.latency_ms, "at": datetime.now(UTC).isoformat()}
             if response is not None:
-                attempt["http_status"] = response.status_code
-                if response.headers.get("idempotent-replayed"):
-                    attempt["replayed"] = True
-                decoded = read_reply(response, self.config.api_style)
-                if isinstance(decoded, Failure):
-                    failure = decoded
-                else:
-                    data, text = decoded
-                    input_tokens, output_tokens = usage_tokens(data)
-                    outcome.received = True
-                    outcome.http_status = response.status_code
-                    outcome.sends += 1
-                    outcome.input_tokens += input_tokens
-                    outcome.output_tokens += output_tokens
-                    outcome.response_json = data
-                    outcome.response_text = text
-                    outcome.error_kind = outcome.error = ""
-                    attempt.update(input_tokens=input_tokens, output_tokens=output_tokens)
-                    if spec.parser is None:
-                        outcome.attempts.append(attempt)
-                        break
-                    try:
-                        outcome.result = spec.parser(text, data)
-                    except Exception as exc:  # noqa: BLE001 - a parser's failure is the reply's problem
-                        outcome.parsed = False
-                        outcome.error_kind = "unparsed"
-                        outcome.error = f"Unparseable reply: {exc}"
-                        attempt.update(error_kind="unparsed", error=str(exc)[:500], raw=text[:RAW_EXCERPT_CHARS])
-                        outcome.attempts.append(attempt)
-                        if parse_retries < spec.max_parse_retries:
-                            parse_retries += 1
-                            outcome.retries += 1
-                            send += 1
-                            continue
-                        break
-                    outcome.parsed = True
+                decoded = _read_attempt(response, attempt, self.config.api_style)
+                if not isinstance(decoded, Failure):
+                    final = _take_reply(outcome, attempt, decoded, spec.parser)
                     outcome.attempts.append(attempt)
-                    break
-            attempt.update(error_kind=failure.kind, error=failure.message[:500])
-            if failure.http_status:
-                attempt["http_status"] = failure.http_status
-            if failure.raw:
-                attempt["raw"] = failure.raw
+                    if final or parse_retries >= spec.max_parse_retries:
+                        break
+                    parse_retries += 1
+                    outcome.retries += 1
+                    send += 1
+                    continue
+                failure = decoded
+            _note_failure(attempt, failure)
             outcome.attempts.append(attempt)
             if failure.transient and transport_retries < self.config.max_retries:
-                delay = backoff_delay(transport_retries, base=self.config.backoff_base, cap=self.config.backoff_max)
-                if failure.retry_after is not None:
-                    delay = min(max(failure.retry_after, 0.0), self.config.retry_after_max)
+                delay = self._retry_delay(failure, transport_retries)
                 transport_retries += 1
                 outcome.retries += 1
                 await asyncio.sleep(delay)
                 continue
-            if outcome.received:
-                # An earlier reply arrived but a later re-send for parsing failed: keep that reply, unparsed.
-                outcome.error = f"{outcome.error} Re-sending failed: {failure.message}"
-                break
-            outcome.http_status = failure.http_status
-            outcome.error_kind = "other" if failure.kind == "other_transient" else failure.kind
-            prefix = f"Gave up after {transport_retries} retries. " if failure.transient else ""
-            outcome.error = prefix + failure.message
-            if failure.raw:
-                outcome.response_text = failure.raw
+            _give_up(outcome, failure, transport_retries)
             break
         outcome.finished_at = datetime.now(UTC)
         return outcome
+
+    def _retry_delay(self, failure: Failure, retries: int) -> float:
+        """Return how long to wait before the next try: the server's ``Retry-After`` (capped), else the backoff."""
+        delay = backoff_delay(retries, base=self.config.backoff_base, cap=self.config.backoff_max)
+        if failure.retry_after is not None:
+            return min(max(failure.retry_after, 0.0), self.config.retry_after_max)
+        return delay
+
+
+def _read_attempt(response: object, attempt: dict, api_style: str) -> tuple[dict, str] | Failure:
+    """Note the reply's status (and a replay) on ``attempt``; return its JSON and text, or why it is unusable."""
+    attempt["http_status"] = response.status_code
+    if response.headers.get("idempotent-replayed"):
+        attempt["replayed"] = True
+    return read_reply(response, api_style)
+
+
+def _take_reply(outcome: CallOutcome, attempt: dict, decoded: tuple[dict, str], parser: Parser | None) -> bool:
+    """Record a usable reply on ``outcome`` and ``attempt`` and parse it; return whether it is final (parsed, or
+    nothing to parse), False when the parser refused it (the error is recorded; the caller may send again)."""
+    data, text = decoded
+    input_tokens, output_tokens = usage_tokens(data)
+    outcome.received = True
+    outcome.http_status = attempt["http_status"]
+    outcome.sends += 1
+    outcome.input_tokens += input_tokens
+    outcome.output_tokens += output_tokens
+    outcome.response_json = data
+    outcome.response_text = text
+    outcome.error_kind = outcome.error = ""
+    attempt.update(input_tokens=input_tokens, output_tokens=output_tokens)
+    if parser is None:
+        return True
+    try:
+        outcome.result = parser(text, data)
+    except Exception as exc:  # noqa: BLE001 - a parser's failure is the reply's problem
+        outcome.parsed = False
+        outcome.error_kind = "unparsed"
+        outcome.error = f"Unparseable reply: {exc}"
+        attempt.update(error_kind="unparsed", error=str(exc)[:500], raw=text[:RAW_EXCERPT_CHARS])
+        return False
+    outcome.parsed = True
+    return True
+
+
+def _note_failure(attempt: dict, failure: Failure) -> None:
+    attempt.update(error_kind=failure.kind, error=failure.message[:500])
+    if failure.http_status:
+        attempt["http_status"] = failure.http_status
+    if failure.raw:
+        attempt["raw"] = failure.raw
+
+
+def _give_up(outcome: CallOutcome, failure: Failure, retries: int) -> None:
+    """Record on ``outcome`` the failure it ends with, after ``retries`` transport retries."""
+    if outcome.received:
+        # An earlier reply arrived but a later re-send for parsing failed: keep that reply, unparsed.
+        outcome.error = f"{outcome.error} Re-sending failed: {failure.message}"
+        return
+    outcome.http_status = failure.http_status
+    outcome.error_kind = "other" if failure.kind == "other_transient" else failure.kind
+    prefix = f"Gave up after {retries} retries. " if failure.transient else ""
+    outcome.error = prefix + failure.message
+    if failure.raw:
+        outcome.response_text = failure.raw
 
 
 async def execute_all(config: EndpointConfig, specs: list[CallSpec]) -> list[CallOutcome]:

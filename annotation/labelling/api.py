@@ -42,6 +42,7 @@ from annotation.labelling.serializers import (
     ResponseImportSerializer,
 )
 from annotation.labelling.views import BUILDERS, DATA_WHY, LABELLERS
+from annotation.queue.api import assignments_list_schema
 from core.inputs import whole_number
 from core.permissions import api_permission
 from core.routing import app_router
@@ -362,6 +363,7 @@ class ComparisonSetViewSet(
         return Response(LabellingProgressSerializer(progress).data)
 
 
+@assignments_list_schema(owner="set", owner_description="only this comparison set", done="labelled")
 class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """My assignments: list (pending, labelled, skipped), open one blind, label it, change my label, skip it."""
 
@@ -383,15 +385,6 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         mine = LabelAssignment.objects.select_related("comparison__comparison_set")
         assignment = get_object_or_404(mine, pk=pk, expert=self.request.user)
         return selectors.label_assignment(comparison_set=assignment.comparison.comparison_set, pk=assignment.pk)
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("set", int, description="only this comparison set"),
-            OpenApiParameter("state", str, enum=["pending", "labelled", "skipped"], description="filter by state"),
-        ]
-    )
-    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
-        return super().list(request, *args, **kwargs)
 
     @extend_schema(responses=BlindComparisonSerializer)
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:

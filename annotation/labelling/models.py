@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
-from annotation.queue.models import Assignment, Progress, progress_index, progress_unique, queue_indexes
+from annotation.queue.models import Assignment, Progress, assignment_meta, progress_meta, worker_key
 
 LANGUAGE_CHOICES = [("en", _("English")), ("zh", _("Chinese"))]
 
@@ -134,16 +134,18 @@ class ExpertProgress(Progress):
     """
 
     comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="expert_progress")
-    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    expert = worker_key(related_name="+")
     labelled = models.PositiveIntegerField(_("labelled"), default=0)
     # Labels changed at least once.
     changed = models.PositiveIntegerField(_("changed"), default=0)
 
-    class Meta:
-        constraints = [progress_unique(owner="comparison_set", worker="expert", name="one_progress_per_expert_and_set")]
-        indexes = [progress_index(owner="comparison_set", worker="expert", name="progress_by_expert")]
-        verbose_name = _("labelling progress")
-        verbose_name_plural = _("labelling progress")
+    Meta = progress_meta(
+        owner="comparison_set",
+        worker="expert",
+        unique="one_progress_per_expert_and_set",
+        index="progress_by_expert",
+        verbose_name=_("labelling progress"),
+    )
 
     def __str__(self) -> str:
         return f"{self.comparison_set_id} · {self.expert_id}: {self.labelled}/{self.assigned}"
@@ -162,7 +164,7 @@ class LabelAssignment(Assignment):
     comparison = models.ForeignKey(Comparison, on_delete=models.CASCADE, related_name="assignments")
     # The comparison's set, repeated here so that an expert's queue in a set is one index range.
     comparison_set = models.ForeignKey(ComparisonSet, on_delete=models.CASCADE, related_name="+")
-    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="label_assignments")
+    expert = worker_key(related_name="label_assignments")
     shown_order = models.CharField(max_length=2, choices=Order.choices)
     # When the expert labelled it (the label's creation), empty while open.
     labelled_at = models.DateTimeField(_("labelled at"), null=True, blank=True)
@@ -170,15 +172,17 @@ class LabelAssignment(Assignment):
     # Set when the expert opens an assignment already labelled: a change is timed from then.
     reopened_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["expert", "position"]
-        constraints = [
+    Meta = assignment_meta(
+        prefix="label",
+        owner="comparison_set",
+        worker="expert",
+        done_at="labelled_at",
+        constraints=[
             models.UniqueConstraint(fields=["comparison", "expert"], name="one_assignment_per_expert_and_comparison"),
             models.CheckConstraint(condition=Q(shown_order__in=["AB", "BA"]), name="assignment_shown_order_valid"),
-        ]
-        indexes = queue_indexes(prefix="label", owner="comparison_set", worker="expert", done_at="labelled_at")
-        verbose_name = _("labelling assignment")
-        verbose_name_plural = _("labelling assignments")
+        ],
+        names=(_("labelling assignment"), _("labelling assignments")),
+    )
 
     def __str__(self) -> str:
         return f"{self.comparison_id} → {self.expert_id} ({self.shown_order})"

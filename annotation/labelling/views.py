@@ -21,7 +21,8 @@ from annotation.labelling.label_studio import importing as label_studio_importin
 from annotation.labelling.models import ComparisonSet, ExpertLabel, LabelAssignment
 from annotation.labelling.pairwise import plus_string, shown_choice
 from annotation.queue.pages import is_prefetch
-from annotation.queue.selectors import queue_previous, queue_skipped
+from annotation.queue.selectors import queue_place, queue_previous
+from core.forms import form_write
 from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 from core.rowfiles import FORMATS, pair_headers, table_response
@@ -31,7 +32,6 @@ BUILDERS = gettext_lazy(
     "Importing or generating responses and building comparison sets shows which model wrote which response, so "
     "it is left to those who do not label."
 )
-SKIPPED_SHOWN = 20
 LABELLERS = gettext_lazy(
     "Comparisons are labelled blind by the experts they are assigned to; whoever builds sets or imports responses "
     "has seen the model names and does not label."
@@ -54,27 +54,26 @@ def set_list(request: HttpRequest) -> HttpResponse:
 @permission_required("labelling.manage_comparisons", why=BUILDERS)
 def set_create(request: HttpRequest) -> HttpResponse:
     form = ComparisonSetForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            cs = comparisons.comparison_set_build(
-                name=data["name"],
-                benchmark=data["benchmark"],
-                experts=[form.eligible[pk] for pk in data["experts"]],
-                user=request.user,
-                seed=data["seed"],
-                per_stratum=data["per_stratum"],
-                experts_per_comparison=data["experts_per_comparison"],
-            )
-            comparisons.comparison_set_order_set(comparison_set=cs, order=data.get("order") or "random")
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            messages.success(
-                request, _("Comparison set created with %(n)s comparisons.") % {"n": cs.comparisons.count()}
-            )
-            return redirect("labelling:set-list")
+    cs = form_write(form, lambda data: _set_build(data, form=form, user=request.user))
+    if cs is not None:
+        messages.success(request, _("Comparison set created with %(n)s comparisons.") % {"n": cs.comparisons.count()})
+        return redirect("labelling:set-list")
     return render(request, "labelling/labelling_create.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _set_build(data: dict, *, form: ComparisonSetForm, user: object) -> ComparisonSet:
+    """Build the set the form describes, in the order it names (random unless another is chosen)."""
+    cs = comparisons.comparison_set_build(
+        name=data["name"],
+        benchmark=data["benchmark"],
+        experts=[form.eligible[pk] for pk in data["experts"]],
+        user=user,
+        seed=data["seed"],
+        per_stratum=data["per_stratum"],
+        experts_per_comparison=data["experts_per_comparison"],
+    )
+    comparisons.comparison_set_order_set(comparison_set=cs, order=data.get("order") or "random")
+    return cs
 
 
 @permission_required("labelling.manage_comparisons", why=BUILDERS)
@@ -215,28 +214,13 @@ def _label_comparison(assignment: LabelAssignment) -> dict:
 def _label_queue(request: HttpRequest, assignment: LabelAssignment) -> dict:
     """Return the expert's place in the set's queue: counts, the next and previous links, what was put aside."""
     cs = assignment.comparison.comparison_set
-    counts = selectors.label_counts(comparison_set=cs, expert=request.user)
-    done, total = counts["done"], counts["total"]
-    nxt = selectors.label_next(comparison_set=cs, expert=request.user, after=assignment)
-    mine = selectors.expert_queue(comparison_set=cs, expert=request.user)
-    previous = queue_previous(queue=mine, before=assignment)
-    skipped = (
-        list(
-            queue_skipped(queue=mine)
-            .exclude(pk=assignment.pk)
-            .select_related("comparison__item", "comparison__dimension")[:SKIPPED_SHOWN]
-        )
-        if counts["skipped"]
-        else []
+    return queue_place(
+        assignment=assignment,
+        # A set in another order than the queue's serves its own next (``annotation.labelling.serving``).
+        next_of=lambda current: selectors.label_next(comparison_set=cs, expert=request.user, after=current),
+        link=lambda other: reverse("labelling:label", args=[cs.pk, other.pk]),
+        skipped_related=("comparison__item", "comparison__dimension"),
     )
-    return {
-        "done": done,
-        "total": total,
-        "percent": int(100 * done / total) if total else 0,
-        "next_url": reverse("labelling:label", args=[cs.pk, nxt.pk]) if nxt else "",
-        "previous_url": reverse("labelling:label", args=[cs.pk, previous.pk]) if previous else "",
-        "skipped": skipped,
-    }
 
 
 def _label_posted(request: HttpRequest, existing: ExpertLabel | None) -> dict:

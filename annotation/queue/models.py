@@ -2,6 +2,7 @@
 
 from typing import ClassVar
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
@@ -75,11 +76,41 @@ def queue_indexes(*, prefix: str, owner: str, worker: str, done_at: str) -> list
     ]
 
 
-def progress_unique(*, owner: str, worker: str, name: str) -> models.UniqueConstraint:
-    """Return the constraint of one progress row per worker and round."""
-    return models.UniqueConstraint(fields=[owner, worker], name=name)
+def progress_meta(*, owner: str, worker: str, unique: str, index: str, verbose_name: str) -> type:
+    """Return the ``Meta`` of a progress model: one row per worker and round or set (the constraint ``unique``) and
+    an index of a worker's rows across rounds (``index``, their overview page)."""
+    return type(
+        "Meta",
+        (),
+        {
+            "constraints": [models.UniqueConstraint(fields=[owner, worker], name=unique)],
+            "indexes": [models.Index(fields=[worker, owner], name=index)],
+            "verbose_name": verbose_name,
+            "verbose_name_plural": verbose_name,
+        },
+    )
 
 
-def progress_index(*, owner: str, worker: str, name: str) -> models.Index:
-    """Return the index of a worker's progress rows across rounds (their overview page)."""
-    return models.Index(fields=[worker, owner], name=name)
+def assignment_meta(
+    *, prefix: str, owner: str, worker: str, done_at: str, constraints: list, names: tuple[str, str]
+) -> type:
+    """Return the ``Meta`` of an assignment model: a worker's assignments in queue order, its ``constraints`` (one
+    assignment per worker and piece of work), the queue's four indexes (``queue_indexes``) and the model's verbose
+    ``names`` (singular, plural)."""
+    return type(
+        "Meta",
+        (),
+        {
+            "ordering": [worker, "position"],
+            "constraints": constraints,
+            "indexes": queue_indexes(prefix=prefix, owner=owner, worker=worker, done_at=done_at),
+            "verbose_name": names[0],
+            "verbose_name_plural": names[1],
+        },
+    )
+
+
+def worker_key(*, related_name: str) -> models.ForeignKey:
+    """Return the foreign key of an assignment or progress row to its worker, who cannot be deleted while they have
+    work (deactivate them instead)."""
+    return models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name=related_name)

@@ -7,6 +7,8 @@ order (position, id) or in the order the work was finished: each read is one see
 indexes (``annotation.queue.models.queue_indexes``).
 """
 
+from collections.abc import Callable
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
@@ -15,6 +17,9 @@ from django.db.models import Q, QuerySet
 from django.utils.module_loading import import_string
 
 from annotation.queue.models import Assignment
+
+# How many assignments put aside a work page lists.
+SKIPPED_SHOWN = 20
 
 
 def queue_of(*, model: type[Assignment], owner: object, worker: object) -> QuerySet:
@@ -97,6 +102,44 @@ def queue_counts(*, model: type[Assignment], owner: object, worker: object) -> d
         .first()
     ) or {model.DONE: 0, "assigned": 0, "skipped": 0}
     return {"done": row[model.DONE], "total": row["assigned"], "skipped": row["skipped"]}
+
+
+def queue_place(
+    *,
+    assignment: Assignment,
+    link: Callable[[Assignment], str],
+    next_of: Callable[[Assignment], Assignment | None] | None = None,
+    skipped_related: tuple[str, ...] = (),
+) -> dict:
+    """Return the worker's place in the queue of ``assignment`` (its round or set, its worker) as a work page shows
+    it: ``done``, ``total``, ``percent`` done (stored counts), ``next_url``, ``previous_url`` and up to
+    ``SKIPPED_SHOWN`` assignments put aside other than this one (read with ``skipped_related``; no query when the
+    worker put none aside).
+
+    ``link`` names the page of an assignment; ``next_of`` finds where the worker goes on from ``assignment`` (the
+    queue's own order, ``queue_next``, unless a set serves another).
+    """
+    model = type(assignment)
+    owner, worker = getattr(assignment, f"{model.OWNER}_id"), getattr(assignment, f"{model.WORKER}_id")
+    queue = queue_of(model=model, owner=owner, worker=worker)
+    counts = queue_counts(model=model, owner=owner, worker=worker)
+    following = next_of(assignment) if next_of is not None else queue_next(queue=queue, after=assignment)
+    previous = queue_previous(queue=queue, before=assignment)
+    skipped = []
+    if counts["skipped"]:
+        put_aside = queue_skipped(queue=queue).exclude(pk=assignment.pk)
+        if skipped_related:
+            put_aside = put_aside.select_related(*skipped_related)
+        skipped = list(put_aside[:SKIPPED_SHOWN])
+    done, total = counts["done"], counts["total"]
+    return {
+        "done": done,
+        "total": total,
+        "percent": int(100 * done / total) if total else 0,
+        "next_url": link(following) if following else "",
+        "previous_url": link(previous) if previous else "",
+        "skipped": skipped,
+    }
 
 
 def progress_figures(*, done: int, total: int) -> dict[str, int]:

@@ -16,6 +16,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotation.queue.api import assignments_list_schema
 from annotation.screening import selectors, services
 from annotation.screening.models import Criterion, ReviewAssignment, RoundItem, ScreeningRound
 from annotation.screening.serializers import (
@@ -202,6 +203,7 @@ class RoundViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Crea
         return self.get_paginated_response(RoundItemSerializer(page, many=True).data)
 
 
+@assignments_list_schema(owner="round", owner_description="only this round", done="submitted")
 class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """My review assignments: list, my next one, open one, save a draft, submit, change my review, skip."""
 
@@ -229,15 +231,6 @@ class AssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             for c in services.criteria_for(round_item.round, round_item.item)
         ]
         return ReviewAssignmentDetailSerializer(assignment).data
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("round", int, description="only this round"),
-            OpenApiParameter("state", str, enum=["pending", "submitted", "skipped"], description="filter by state"),
-        ]
-    )
-    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
-        return super().list(request, *args, **kwargs)
 
     @extend_schema(responses=ReviewAssignmentDetailSerializer)
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:

@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from annotation.queue.models import Assignment, Progress, progress_index, progress_unique, queue_indexes
+from annotation.queue.models import Assignment, Progress, assignment_meta, progress_meta, worker_key
 from core.i18n import in_ui_language
 
 DECISIONS = [("accept", _("accept")), ("revise", _("revise")), ("reject", _("reject"))]
@@ -152,18 +152,20 @@ class ReviewerProgress(Progress):
     """
 
     round = models.ForeignKey(ScreeningRound, on_delete=models.CASCADE, related_name="reviewer_progress")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    reviewer = worker_key(related_name="+")
     submitted = models.PositiveIntegerField(_("submitted"), default=0)
     # Once the round is closed: the reviewer's submitted reviews of items that got a decision (at closing or by
     # adjudication), and how many of them agree with it.
     decided = models.PositiveIntegerField(_("decided"), default=0)
     agreed = models.PositiveIntegerField(_("agreed"), default=0)
 
-    class Meta:
-        constraints = [progress_unique(owner="round", worker="reviewer", name="one_progress_per_reviewer_and_round")]
-        indexes = [progress_index(owner="round", worker="reviewer", name="progress_by_reviewer")]
-        verbose_name = _("review progress")
-        verbose_name_plural = _("review progress")
+    Meta = progress_meta(
+        owner="round",
+        worker="reviewer",
+        unique="one_progress_per_reviewer_and_round",
+        index="progress_by_reviewer",
+        verbose_name=_("review progress"),
+    )
 
     def __str__(self) -> str:
         return f"{self.round_id} · {self.reviewer_id}: {self.submitted}/{self.assigned}"
@@ -178,20 +180,22 @@ class ReviewAssignment(Assignment):
     round_item = models.ForeignKey(RoundItem, on_delete=models.CASCADE, related_name="assignments")
     # The item's round, repeated here so that a reviewer's queue in a round is one index range.
     round = models.ForeignKey(ScreeningRound, on_delete=models.CASCADE, related_name="+")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="review_assignments")
+    reviewer = worker_key(related_name="review_assignments")
     # When the review was submitted (a submitted review stays submitted), empty while open.
     submitted_at = models.DateTimeField(_("submitted at"), null=True, blank=True)
     # Set on every view of the page: changing a submitted review is timed from the last view.
     viewed_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["reviewer", "position"]
-        constraints = [
+    Meta = assignment_meta(
+        prefix="review",
+        owner="round",
+        worker="reviewer",
+        done_at="submitted_at",
+        constraints=[
             models.UniqueConstraint(fields=["round_item", "reviewer"], name="one_assignment_per_reviewer_and_item")
-        ]
-        indexes = queue_indexes(prefix="review", owner="round", worker="reviewer", done_at="submitted_at")
-        verbose_name = _("review assignment")
-        verbose_name_plural = _("review assignments")
+        ],
+        names=(_("review assignment"), _("review assignments")),
+    )
 
     def __str__(self) -> str:
         return f"{self.round_item} → {self.reviewer}"

@@ -15,16 +15,16 @@ from annotation.items.models import Item
 from annotation.items.pagination import IdsFirstPaginator
 from annotation.items.selectors import item_languages
 from annotation.queue.pages import is_prefetch
-from annotation.queue.selectors import queue_previous, queue_skipped
+from annotation.queue.selectors import queue_place
 from annotation.screening import selectors
 from annotation.screening import services as screening
 from annotation.screening.forms import RoundOpenForm
 from annotation.screening.models import Review, ReviewAssignment, RoundItem, ScreeningRound
+from core.forms import form_write
 from core.list_filters import ListFilterForm
 from core.permissions import permission_required
 
 OUTCOMES_PAGE_SIZE = 50
-SKIPPED_SHOWN = 20
 
 
 @permission_required("screening.review_item")
@@ -47,29 +47,28 @@ def round_open(request: HttpRequest) -> HttpResponse:
         form = RoundOpenForm(initial={"items": " ".join(uids), "benchmark": first.benchmark if first else None})
         return render(request, "screening/round_open.html", {"form": form})
     form = RoundOpenForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            round = screening.round_open(
-                benchmark=data["benchmark"],
-                title=data["title"],
-                user=request.user,
-                reviewers=[form.eligible[pk] for pk in data["reviewers"]],
-                reviewers_per_item=data["reviewers_per_item"],
-                filters={k: data[k] for k in ("status", "dimension", "kind") if data.get(k)},
-                criteria=list(data["criteria"]),
-                deadline=data["deadline"],
-                uids=data["items"] or None,
-            )
-        except ValidationError as exc:
-            form.add_error(None, exc)
-        else:
-            messages.success(
-                request,
-                _("Round %(n)s opened with %(items)s items.") % {"n": round.number, "items": round.round_items.count()},
-            )
-            return redirect("screening:round-detail", pk=round.pk)
+    round = form_write(form, lambda data: _round_open(data, form=form, user=request.user))
+    if round is not None:
+        messages.success(
+            request,
+            _("Round %(n)s opened with %(items)s items.") % {"n": round.number, "items": round.round_items.count()},
+        )
+        return redirect("screening:round-detail", pk=round.pk)
     return render(request, "screening/round_open.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def _round_open(data: dict, *, form: RoundOpenForm, user: object) -> ScreeningRound:
+    return screening.round_open(
+        benchmark=data["benchmark"],
+        title=data["title"],
+        user=user,
+        reviewers=[form.eligible[pk] for pk in data["reviewers"]],
+        reviewers_per_item=data["reviewers_per_item"],
+        filters={k: data[k] for k in ("status", "dimension", "kind") if data.get(k)},
+        criteria=list(data["criteria"]),
+        deadline=data["deadline"],
+        uids=data["items"] or None,
+    )
 
 
 @permission_required("screening.review_item")
@@ -163,7 +162,7 @@ def review(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         screening.review_mark_viewed(assignment=assignment_obj)
     context = {
         **_review_form(request, round_item, existing),
-        **_review_queue(request, assignment_obj),
+        **_review_queue(assignment_obj),
         "round": round_item.round,
         "assignment": assignment_obj,
         "submitted": submitted,
@@ -219,23 +218,13 @@ def _review_form(request: HttpRequest, round_item: RoundItem, existing: Review |
     }
 
 
-def _review_queue(request: HttpRequest, assignment: ReviewAssignment) -> dict:
+def _review_queue(assignment: ReviewAssignment) -> dict:
     """Return the reviewer's place in the round's queue: counts, the next and previous links, what was put aside."""
-    round = assignment.round_item.round
-    counts = selectors.reviewer_counts(round=round, reviewer=request.user)
-    done, total = counts["done"], counts["total"]
-    nxt = selectors.next_assignment(round=round, reviewer=request.user, after=assignment)
-    mine = selectors.reviewer_queue(round=round, reviewer=request.user)
-    previous = queue_previous(queue=mine, before=assignment)
-    put_aside = queue_skipped(queue=mine).exclude(pk=assignment.pk)
-    return {
-        "done": done,
-        "total": total,
-        "percent": round_percent(done, total),
-        "next_url": reverse("screening:review", args=[round.pk, nxt.pk]) if nxt else "",
-        "previous_url": reverse("screening:review", args=[round.pk, previous.pk]) if previous else "",
-        "skipped": list(put_aside[:SKIPPED_SHOWN]) if counts["skipped"] else [],
-    }
+    return queue_place(
+        assignment=assignment,
+        link=lambda other: reverse("screening:review", args=[assignment.round_id, other.pk]),
+        skipped_related=("round_item__item",),
+    )
 
 
 @permission_required("screening.review_item")
@@ -252,10 +241,6 @@ def review_skip(request: HttpRequest, pk: int, assignment: int) -> HttpResponse:
         return redirect("screening:review", pk=pk, assignment=assignment_obj.pk)
     messages.info(request, _("Put aside: this item comes back after the others."))
     return _after(request, assignment_obj.round_item.round, assignment_obj.pk)
-
-
-def round_percent(done: int, total: int) -> int:
-    return int(100 * done / total) if total else 0
 
 
 @permission_required("screening.review_item")

@@ -254,12 +254,7 @@ class BatchAPI:
         payload = self._chat(data, hints) if style == "chat" else self._completions(data)
         if fault.random() < self.config.garbage_rate:
             self.garbled += 1
-            rng = simulation.rng_for("garble", self.config.seed, custom_id, attempt)
-            for choice in payload["choices"]:
-                if "message" in choice:
-                    choice["message"]["content"] = simulation.garble(choice["message"]["content"] or "", rng)
-                else:
-                    choice["text"] = simulation.garble(choice["text"], rng)
+            simulation.garble_choices(payload, simulation.rng_for("garble", self.config.seed, custom_id, attempt))
         self.billed[custom_id] += 1
         self.prompt_tokens += payload["usage"]["prompt_tokens"]
         self.completion_tokens += payload["usage"]["completion_tokens"]

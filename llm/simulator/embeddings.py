@@ -80,7 +80,11 @@ def inputs_of(data: dict) -> list[str]:
 
 def problem(data: dict) -> str:
     """Say what is wrong with an embeddings request, as OpenAI would refuse it (400); "" when it is fine."""
-    given = data.get("input")
+    return _input_problem(data.get("input")) or _options_problem(data)
+
+
+def _input_problem(given: object) -> str:
+    """Say what is wrong with a request's ``input``: a non-empty string, or a list of strings or token arrays."""
     tokens = isinstance(given, list) and given and all(isinstance(t, int) for t in given)
     items = [given] if isinstance(given, str) or tokens else given
     if not isinstance(items, list) or not items:
@@ -88,10 +92,20 @@ def problem(data: dict) -> str:
     if len(items) > MAX_INPUTS:
         return f"'input' may hold at most {MAX_INPUTS} items; got {len(items)}."
     for index, item in enumerate(items):
-        text_ok = isinstance(item, str) and item.strip()
-        tokens_ok = isinstance(item, list) and item and all(isinstance(t, int) and t >= 0 for t in item)
-        if not (text_ok or tokens_ok or (tokens and isinstance(item, int))):
+        if not (tokens and isinstance(item, int)) and not _one_input(item):
             return f"'input[{index}]' must be a non-empty string or array of token ids."
+    return ""
+
+
+def _one_input(item: object) -> bool:
+    """Whether one of a list's inputs is a text with content or a non-empty array of token ids."""
+    if isinstance(item, str):
+        return bool(item.strip())
+    return isinstance(item, list) and bool(item) and all(isinstance(t, int) and t >= 0 for t in item)
+
+
+def _options_problem(data: dict) -> str:
+    """Say what is wrong with a request's ``dimensions`` or ``encoding_format``."""
     dimensions = data.get("dimensions")
     if dimensions is not None and (not isinstance(dimensions, int) or not 1 <= dimensions <= MAX_DIMENSIONS):
         return f"'dimensions' must be an integer from 1 to {MAX_DIMENSIONS}."

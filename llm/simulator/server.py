@@ -36,7 +36,7 @@ from collections import Counter, OrderedDict
 from dataclasses import asdict, dataclass, fields
 from urllib.parse import parse_qs, urlsplit
 
-from llm.simulator import embeddings, simulation
+from llm.simulator import embeddings, refusals, simulation
 from llm.simulator.batches import BatchAPI, Reply, error_reply, json_reply
 
 logger = logging.getLogger("llm.simulator")
@@ -337,47 +337,19 @@ class Simulator(BatchAPI):
             return error_reply(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
         if path.endswith("/models") and method == "GET":
             return json_reply(200, {"object": "list", "data": [self._model_card(m) for m in KNOWN_MODELS]})
-        if path.endswith("/chat/completions"):
-            style = "chat"
-        elif path.endswith("/completions") or path.endswith("/embeddings"):
-            style = path.rpartition("/")[2]
-        else:
+        style = refusals.style_for(path)
+        if style is None:
             return error_reply(404, f"Unknown path {path}; try /v1/chat/completions.", "invalid_request_error")
         if method != "POST":
             return error_reply(405, "Use POST.", "invalid_request_error")
-        if mode == "html":
+        if mode in refusals.BROKEN:
             await asyncio.sleep(0.005)
-            page = "<!DOCTYPE html><html><head><title>Welcome</title></head><body><h1>It works!</h1></body></html>"
-            return Reply(200, page.encode(), content_type="text/html")
-        if mode == "badjson":
-            await asyncio.sleep(0.005)
-            return Reply(200, b'{"id": "chatcmpl-broken", "choices": [{"message": {"content": "unterminated')
-        try:
-            data = json.loads(body or b"")
-        except ValueError:
-            return error_reply(400, "We could not parse the JSON body of your request.", "invalid_request_error")
-        if not isinstance(data, dict):
-            return error_reply(400, "The request body must be a JSON object.", "invalid_request_error")
-        model = data.get("model")
-        if not isinstance(model, str) or simulation.role_for(model) is None:
-            if self.config.unknown_model_status == 400:
-                # As LiteLLM's proxy answers: a 400 whose code names no reason.
-                message = f"Invalid model name passed in model={model}. Call `/v1/models` to view available models."
-                return error_reply(400, message, "invalid_request_error", "400")
-            return error_reply(
-                404,
-                f"The model `{model}` does not exist or you do not have access to it.",
-                "invalid_request_error",
-                "model_not_found",
-            )
-        if self.config.reject_max_tokens and "max_tokens" in data:
-            return error_reply(
-                400,
-                "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
-                "instead.",
-                "invalid_request_error",
-                "unsupported_parameter",
-            )
+            return refusals.broken_reply(mode)
+        data = refusals.read_request(
+            body, unknown_model_status=self.config.unknown_model_status, reject_max_tokens=self.config.reject_max_tokens
+        )
+        if isinstance(data, Reply):
+            return data
         problem = self._validate(style, data)
         if problem:
             return error_reply(400, problem, "invalid_request_error")
@@ -392,29 +364,7 @@ class Simulator(BatchAPI):
 
     @staticmethod
     def _validate(style: str, data: dict) -> str:
-        if style == "embeddings":
-            return embeddings.problem(data)
-        max_tokens = data.get("max_tokens", data.get("max_completion_tokens"))
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 0):
-            return "max_tokens must be a non-negative integer."
-        if style == "chat":
-            messages = data.get("messages")
-            if not isinstance(messages, list) or not messages:
-                return "'messages' must be a non-empty array."
-            for message in messages:
-                if not isinstance(message, dict) or message.get("role") not in {
-                    "system",
-                    "user",
-                    "assistant",
-                    "developer",
-                }:
-                    return "Each message needs a role of system, developer, user or assistant."
-        else:
-            if not isinstance(data.get("prompt"), (str, list)) or not data.get("prompt"):
-                return "'prompt' must be a non-empty string or array of strings."
-            if data.get("echo") and data.get("logprobs") is not None and not isinstance(data.get("logprobs"), int):
-                return "'logprobs' must be an integer."
-        return ""
+        return refusals.request_problem(style, data)
 
     async def _idempotent(self, key: str, style: str, data: dict, headers: dict) -> Reply | None:
         while True:
@@ -477,12 +427,7 @@ class Simulator(BatchAPI):
         payload = styles.get(style, lambda: self._completions(data))()
         if fault.random() < config.garbage_rate:
             self.garbled += 1
-            rng = simulation.rng_for("garble", config.seed, key, attempt)
-            for choice in payload.get("choices", []):
-                if "message" in choice:
-                    choice["message"]["content"] = simulation.garble(choice["message"]["content"] or "", rng)
-                else:
-                    choice["text"] = simulation.garble(choice["text"], rng)
+            simulation.garble_choices(payload, simulation.rng_for("garble", config.seed, key, attempt))
         if config.zero_usage:
             payload["usage"] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self.billed[key] += 1

@@ -354,27 +354,26 @@ def drafter_reply(prompt: str, rng: random.Random, chinese: bool) -> str:
     items = []
     for i in range(count):
         index = rng.randrange(len(DRAFT_SCENARIOS_EN))
-        versions = {}
-        for lang in ("en", "zh") if bilingual else ("zh" if chinese else "en",):
-            scenarios = DRAFT_SCENARIOS_ZH if lang == "zh" else DRAFT_SCENARIOS_EN
-            others = OTHER_EMOTIONS_ZH if lang == "zh" else OTHER_EMOTIONS_EN
-            context, emotion = scenarios[index]
-            if open_kind:
-                versions[lang] = {"prompt": context}
-                continue
-            distractors = rng_for("distractors", index, i, lang).sample(others, 3)
-            options = [emotion, *distractors]
-            order = rng_for("order", index, i).sample(range(4), 4)
-            options = [options[k] for k in order]
-            question = "这个人最可能有什么感受？" if lang == "zh" else "What does the person most likely feel?"
-            versions[lang] = {
-                "context": context,
-                "question": question,
-                "options": options,
-                "answer": options.index(emotion),
-            }
+        languages = ("en", "zh") if bilingual else ("zh" if chinese else "en",)
+        versions = {lang: _drafted_version(index, i, lang, open_kind=open_kind) for lang in languages}
         items.append(versions if bilingual else next(iter(versions.values())))
     return json.dumps({"items": items}, ensure_ascii=False, indent=2)
+
+
+def _drafted_version(index: int, i: int, lang: str, *, open_kind: bool) -> dict:
+    """Return the ``lang`` version of the ``i``-th drafted item, on draft scenario ``index``: an open prompt, or a
+    multiple-choice question with the scenario's emotion among three others, in a drawn order."""
+    scenarios = DRAFT_SCENARIOS_ZH if lang == "zh" else DRAFT_SCENARIOS_EN
+    context, emotion = scenarios[index]
+    if open_kind:
+        return {"prompt": context}
+    others = OTHER_EMOTIONS_ZH if lang == "zh" else OTHER_EMOTIONS_EN
+    distractors = rng_for("distractors", index, i, lang).sample(others, 3)
+    options = [emotion, *distractors]
+    order = rng_for("order", index, i).sample(range(4), 4)
+    options = [options[k] for k in order]
+    question = "这个人最可能有什么感受？" if lang == "zh" else "What does the person most likely feel?"
+    return {"context": context, "question": question, "options": options, "answer": options.index(emotion)}
 
 
 def garble(text: str, rng: random.Random) -> str:
@@ -382,6 +381,15 @@ def garble(text: str, rng: random.Random) -> str:
     if rng.random() < 0.5 and len(text) > 8:
         return text[: max(len(text) // 3, 1)]
     return "".join(rng.sample(list("#%&*@~^<>|"), 6)) + " <<the model rambled off-format>>"
+
+
+def garble_choices(payload: dict, rng: random.Random) -> None:
+    """Garble the text of every choice of a reply in place (``garble``): a chat message's content, or a text."""
+    for choice in payload.get("choices", []):
+        if "message" in choice:
+            choice["message"]["content"] = garble(choice["message"]["content"] or "", rng)
+        else:
+            choice["text"] = garble(choice["text"], rng)
 
 
 # --- legacy completions with log-probabilities --------------------------------------------------------------
@@ -489,15 +497,21 @@ def completion_reply(model: str, prompt: str, *, seed: int, max_tokens: int, ech
         shown, offsets = completion_toks, [len(prompt) + o for o in completion_offsets]
     data: dict = {"text": text, "prompt_tokens": len(prompt_toks), "completion_tokens": len(completion_toks)}
     if logprobs is not None:
-        values: list[float | None] = []
-        previous = ""
-        for index, token in enumerate(shown):
-            values.append(None if echo and index == 0 else token_logprob(model, seed, previous, token))
-            previous = token
-        data["logprobs"] = {
-            "tokens": shown,
-            "token_logprobs": values,
-            "top_logprobs": [None if v is None else {t: v} for t, v in zip(shown, values, strict=True)],
-            "text_offset": offsets,
-        }
+        data["logprobs"] = _logprobs(model, seed, shown, offsets, echo=echo)
     return data
+
+
+def _logprobs(model: str, seed: int, shown: list[str], offsets: list[int], *, echo: bool) -> dict:
+    """Return the ``logprobs`` of a completion: each token's log-probability given the one before (none for the
+    first token of an echoed prompt), the same as its top alternative, and where each token starts."""
+    values: list[float | None] = []
+    previous = ""
+    for index, token in enumerate(shown):
+        values.append(None if echo and index == 0 else token_logprob(model, seed, previous, token))
+        previous = token
+    return {
+        "tokens": shown,
+        "token_logprobs": values,
+        "top_logprobs": [None if v is None else {t: v} for t, v in zip(shown, values, strict=True)],
+        "text_offset": offsets,
+    }

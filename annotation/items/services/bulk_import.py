@@ -231,20 +231,34 @@ def _write_batch(
             plan.revision.pk = pk
             plan.item.current_revision_id = pk
     _create_items(created)
+    _create_revisions(revised)
+    StatusDecision.objects.bulk_create(_decisions(plans, user=user, source_format=source_format))
+    if reserved is None:
+        Item.objects.bulk_update([plan.item for plan in created], ["current_revision"])
+    _update_items(plans)
+    _link_emotions(revised)
+    _report_outcomes(plans, report)
+
+
+def _create_revisions(revised: list[_Planned]) -> None:
+    """Insert the new revisions and make each its item's current one."""
     for plan in revised:
         plan.revision.item = plan.item
     ItemRevision.objects.bulk_create([plan.revision for plan in revised])
     for plan in revised:
         plan.item.current_revision = plan.revision
-    StatusDecision.objects.bulk_create(_decisions(plans, user=user, source_format=source_format))
-    if reserved is None:
-        Item.objects.bulk_update([plan.item for plan in created], ["current_revision"])
+
+
+def _update_items(plans: list[_Planned]) -> None:
+    """Write the new state of revised items, and the new status of unchanged items whose status changed."""
     Item.objects.bulk_update([plan.item for plan in plans if plan.outcome == "revised"], ITEM_STATE_FIELDS)
     Item.objects.bulk_update(
         [plan.item for plan in plans if plan.outcome == "unchanged" and plan.status_changed],
         ["status", "updated_by", "updated_at"],
     )
-    _link_emotions(revised)
+
+
+def _report_outcomes(plans: list[_Planned], report: "ImportReport") -> None:
     for plan in plans:
         getattr(report, plan.outcome).append(plan.record.uid)
         if plan.parity_issues:

@@ -280,15 +280,7 @@ def _collect_items(
 ) -> list[str]:
     """Store every well-formed drafted item of a finished job that is not a copy; report the others in ``failures``."""
     template, dimension = job.template, job.template.dimension
-    candidates = []
-    for ri, where_batch in _answered_batches(job, failures):
-        for index, candidate in enumerate(ri.result.get("items") or []):
-            where = f"{where_batch} #{index + 1}"
-            content = _versions(candidate, wanted)
-            if problems := _item_problems(template.kind, content, wanted):
-                failures.append(_candidate_failure(where, problems, candidate))
-                continue
-            candidates.append((ri, where, content, candidate))
+    candidates = _item_candidates(job, wanted=wanted, failures=failures)
     texts = {id(c): searchable_text(normalise_content(template.kind, c[2])) for c in candidates}
     existing = dict(
         Item.objects.filter(search_text__in=set(texts.values())).order_by("uid").values_list("search_text", "uid")
@@ -313,33 +305,52 @@ def _collect_items(
             continue
         n += 1
         emotion = emotions.get(ri.ref.get("emotion"))
+        state = ItemState(
+            dimension=dimension,
+            content=content,
+            scenario=scenarios.get(ri.ref.get("scenario")),
+            emotions=[emotion] if emotion else [],
+            metadata=_draft_metadata(job, ri=ri, candidate=candidate, machine=machine),
+        )
         item = item_create(
             benchmark=dimension.benchmark,
             uid=f"{dimension.code}-draft-{job.pk}-{n}",
             kind=template.kind,
             user=user,
-            state=ItemState(
-                dimension=dimension,
-                content=content,
-                scenario=scenarios.get(ri.ref.get("scenario")),
-                emotions=[emotion] if emotion else [],
-                metadata={
-                    "draft": {
-                        "job": job.pk,
-                        "template": str(template),
-                        "call": ri.call_id,
-                        "prompt": ri.request.get("messages"),
-                        "raw": candidate,
-                    },
-                    **({"machine_drafted_languages": machine} if machine else {}),
-                },
-            ),
+            state=state,
             message=_("LLM draft from %(template)s") % {"template": template},
             origin=Item.Origin.LLM_DRAFT,
         )
         existing[text] = item.uid
         created.append(item.uid)
     return created
+
+
+def _item_candidates(job: DraftingJob, *, wanted: list[str], failures: list) -> list[tuple]:
+    """Return (run item, where, content, raw candidate) for every well-formed item the job's replies drafted; the
+    others go to ``failures`` with their problems."""
+    candidates = []
+    for ri, where_batch in _answered_batches(job, failures):
+        for index, candidate in enumerate(ri.result.get("items") or []):
+            where = f"{where_batch} #{index + 1}"
+            content = _versions(candidate, wanted)
+            if problems := _item_problems(job.template.kind, content, wanted):
+                failures.append(_candidate_failure(where, problems, candidate))
+                continue
+            candidates.append((ri, where, content, candidate))
+    return candidates
+
+
+def _draft_metadata(job: DraftingJob, *, ri: RunItem, candidate: object, machine: list[str]) -> dict:
+    """Return what a drafted item records of its drafting: the job, template, call, prompt and raw reply."""
+    draft = {
+        "job": job.pk,
+        "template": str(job.template),
+        "call": ri.call_id,
+        "prompt": ri.request.get("messages"),
+        "raw": candidate,
+    }
+    return {"draft": draft, **({"machine_drafted_languages": machine} if machine else {})}
 
 
 def _collect_reply_sets(

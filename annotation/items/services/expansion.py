@@ -211,41 +211,9 @@ def reply_set_expand(
         seed = next((s for s in recorded if isinstance(s, int)), 0)
     probes, report.problems = reply_set_probes(reply_set, seed=seed)
     for probe in probes.values():
-        state = ItemState(
-            dimension=reply_set.dimension,
-            content=probe["content"],
-            scenario=reply_set.scenario,
-            metadata=probe["metadata"],
-        )
-        message = _("Expanded from reply set %(uid)s") % {"uid": reply_set.uid}
-        item = existing.get(probe["uid"])
-        if item is None:
-            item = item_create(
-                benchmark=reply_set.benchmark,
-                uid=probe["uid"],
-                kind=Item.Kind.MULTI_TURN_CHOICE,
-                state=state,
-                user=user,
-                message=message,
-                origin=Item.Origin.LLM_DRAFT,
-            )
-            report.created.append(item.uid)
-        elif item_revise(item=item, state=state, user=user, message=message) is None:
-            report.unchanged.append(item.uid)
-            continue
-        else:
-            report.revised.append(item.uid)
-        item.refresh_from_db()
-        if accept and item.status != Item.Status.ACCEPTED:
-            item_status_decide(
-                item=item,
-                status=Item.Status.ACCEPTED,
-                user=user,
-                reason=_("Built from the replies of reply set %(uid)s, each audited by an expert.")
-                % {"uid": reply_set.uid},
-                source=StatusDecision.Source.LEAD_DECISION,
-                reference={"reply_set": reply_set.uid},
-            )
+        item = _probe_store(reply_set=reply_set, probe=probe, item=existing.get(probe["uid"]), user=user, report=report)
+        if item is not None and accept and item.status != Item.Status.ACCEPTED:
+            _probe_accept(item=item, reply_set=reply_set, user=user)
     built = {probe["uid"] for probe in probes.values()}
     report.withdrawn = sorted(
         uid for uid, item in existing.items() if uid not in built and item.status != Item.Status.REJECTED
@@ -254,6 +222,50 @@ def reply_set_expand(
         reply_set.expanded_at = timezone.now()
         reply_set.save(update_fields=["expanded_at"])
     return report
+
+
+def _probe_store(
+    *, reply_set: ReplySet, probe: dict, item: Item | None, user: AbstractBaseUser | None, report: ExpansionReport
+) -> Item | None:
+    """Create the probe's item, or revise ``item`` with the probe; note which on ``report``. Return the item as
+    stored, None when it was already the same."""
+    state = ItemState(
+        dimension=reply_set.dimension,
+        content=probe["content"],
+        scenario=reply_set.scenario,
+        metadata=probe["metadata"],
+    )
+    message = _("Expanded from reply set %(uid)s") % {"uid": reply_set.uid}
+    if item is None:
+        item = item_create(
+            benchmark=reply_set.benchmark,
+            uid=probe["uid"],
+            kind=Item.Kind.MULTI_TURN_CHOICE,
+            state=state,
+            user=user,
+            message=message,
+            origin=Item.Origin.LLM_DRAFT,
+        )
+        report.created.append(item.uid)
+    elif item_revise(item=item, state=state, user=user, message=message) is None:
+        report.unchanged.append(item.uid)
+        return None
+    else:
+        report.revised.append(item.uid)
+    item.refresh_from_db()
+    return item
+
+
+def _probe_accept(*, item: Item, reply_set: ReplySet, user: AbstractBaseUser | None) -> None:
+    """Accept a new or revised probe as a lead decision: the audit of each of its replies stands for screening."""
+    item_status_decide(
+        item=item,
+        status=Item.Status.ACCEPTED,
+        user=user,
+        reason=_("Built from the replies of reply set %(uid)s, each audited by an expert.") % {"uid": reply_set.uid},
+        source=StatusDecision.Source.LEAD_DECISION,
+        reference={"reply_set": reply_set.uid},
+    )
 
 
 def reply_sets_expand(

@@ -142,6 +142,25 @@ def items_import(
     progress = progress or _unwatched
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     progress("checking", 0, lines)
+    records, full_records = _checked_records(
+        data, format=format, benchmark=benchmark, report=report, progress=progress, lines=lines
+    )
+    progress("checking", lines, lines)
+    progress("writing", 0, len(records))
+    with transaction.atomic():
+        _write_checked(
+            records=records, full_records=full_records, user=user, report=report, format=format, progress=progress
+        )
+        if dry_run:
+            transaction.set_rollback(True)
+    return report
+
+
+def _checked_records(
+    data: bytes, *, format: str, benchmark: str | None, report: ImportReport, progress: Progress, lines: int
+) -> tuple[list[ItemRecord], Callable[[], Iterator[ItemRecord]]]:
+    """Check every line of the file; return what the checks kept of each record, and how to read the records in
+    full for writing. ``ImportFailed`` lists every error (an empty file is one)."""
     max_chars = settings.ITEM_MAX_TEXT_CHARS
     if format == "emobench":
         records, errors, empty = _check_emobench(data, max_chars=max_chars, benchmark=benchmark, report=report)
@@ -163,36 +182,42 @@ def items_import(
         errors.append(LineError(0, "file", _("the file holds no records")))
     if errors:
         raise ImportFailed(errors)
-    progress("checking", lines, lines)
-    progress("writing", 0, len(records))
-    with transaction.atomic():
-        taxonomy = TaxonomyIndex()
-        existing = bulk.existing_items(uids=[r.uid for r in records])
-        resolve_errors = _resolve_errors(records=records, taxonomy=taxonomy, existing=existing, user=user)
-        if resolve_errors:
-            raise ImportFailed(resolve_errors)
-        try:
-            bulk.write_records(
-                records=full_records(),
-                existing=existing,
-                taxonomy=taxonomy,
-                user=user,
-                report=report,
-                source_format=format,
-                on_batch=lambda written: progress("writing", written, len(records)),
-            )
-        except bulk.UidsTaken as exc:
-            raise _taken(exc) from exc
-        if dry_run:
-            transaction.set_rollback(True)
-        elif report.created or report.revised:
-            # Sign the new revisions for the near-duplicate index in the same transaction, as the per-item services
-            # do: only items whose current revision has no signature yet are read and signed.
-            slugs = {r.benchmark for r in records}
-            index_build(
-                benchmarks=[b for slug, b in taxonomy.benchmarks.items() if slug in slugs], stale_weights_only=True
-            )
-    return report
+    return records, full_records
+
+
+def _write_checked(
+    *,
+    records: list[ItemRecord],
+    full_records: Callable[[], Iterator[ItemRecord]],
+    user: AbstractBaseUser | None,
+    report: ImportReport,
+    format: str,
+    progress: Progress,
+) -> None:
+    """Write the checked records (inside the import's transaction) and sign the new revisions; ``ImportFailed``
+    when a record names what does not resolve or a uid someone else has just taken."""
+    taxonomy = TaxonomyIndex()
+    existing = bulk.existing_items(uids=[r.uid for r in records])
+    resolve_errors = _resolve_errors(records=records, taxonomy=taxonomy, existing=existing, user=user)
+    if resolve_errors:
+        raise ImportFailed(resolve_errors)
+    try:
+        bulk.write_records(
+            records=full_records(),
+            existing=existing,
+            taxonomy=taxonomy,
+            user=user,
+            report=report,
+            source_format=format,
+            on_batch=lambda written: progress("writing", written, len(records)),
+        )
+    except bulk.UidsTaken as exc:
+        raise _taken(exc) from exc
+    if not report.dry_run and (report.created or report.revised):
+        # Sign the new revisions for the near-duplicate index in the same transaction, as the per-item services
+        # do: only items whose current revision has no signature yet are read and signed.
+        slugs = {r.benchmark for r in records}
+        index_build(benchmarks=[b for slug, b in taxonomy.benchmarks.items() if slug in slugs], stale_weights_only=True)
 
 
 def _unwatched(stage: str, done: int, total: int) -> None:

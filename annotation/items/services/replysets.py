@@ -58,45 +58,39 @@ def given_turns_clean(value: object, *, languages: list[str]) -> list[list[dict]
         try:
             value = json.loads(value)
         except ValueError as exc:
-            raise ValidationError(
-                {"given_turns": _("The given turns are not JSON: %(error)s") % {"error": exc}}
-            ) from exc
+            raise _given_refused(_("The given turns are not JSON: %(error)s") % {"error": exc}) from exc
     if not isinstance(value, list) or not value:
-        raise ValidationError({"given_turns": _("Give a JSON list of dialogues, each a list of one or two turns.")})
+        raise _given_refused(_("Give a JSON list of dialogues, each a list of one or two turns."))
     if len(value) > MAX_GIVEN_DIALOGUES:
-        raise ValidationError({"given_turns": _("At most %(max)s dialogues per job.") % {"max": MAX_GIVEN_DIALOGUES}})
-    dialogues = []
-    for d, dialogue in enumerate(value, start=1):
-        if not isinstance(dialogue, list) or not 1 <= len(dialogue) <= 2:
-            raise ValidationError(
-                {"given_turns": _("Dialogue %(n)s: give a list of one or two user turns.") % {"n": d}}
-            )
-        turns = []
-        for t, turn in enumerate(dialogue, start=1):
-            if isinstance(turn, str) and len(languages) == 1:
-                turn = {languages[0]: turn}
-            if not isinstance(turn, dict):
-                raise ValidationError(
-                    {"given_turns": _("Dialogue %(n)s, turn %(t)s: give a text per language.") % {"n": d, "t": t}}
-                )
-            texts = {}
-            for lang in languages:
-                text = turn.get(lang)
-                if not isinstance(text, str) or not text.strip() or NUL in text:
-                    raise ValidationError(
-                        {
-                            "given_turns": _("Dialogue %(n)s, turn %(t)s has no %(lang)s text.")
-                            % {"n": d, "t": t, "lang": lang}
-                        }
-                    )
-                if len(text) > settings.ITEM_MAX_TEXT_CHARS:
-                    raise ValidationError(
-                        {"given_turns": _("Dialogue %(n)s, turn %(t)s is too long.") % {"n": d, "t": t}}
-                    )
-                texts[lang] = text.strip()
-            turns.append(texts)
-        dialogues.append(turns)
-    return dialogues
+        raise _given_refused(_("At most %(max)s dialogues per job.") % {"max": MAX_GIVEN_DIALOGUES})
+    return [_given_dialogue(dialogue, d, languages) for d, dialogue in enumerate(value, start=1)]
+
+
+def _given_refused(message: str) -> ValidationError:
+    return ValidationError({"given_turns": message})
+
+
+def _given_dialogue(dialogue: object, d: int, languages: list[str]) -> list[dict]:
+    """Return dialogue number ``d``'s turns, each as its text per language."""
+    if not isinstance(dialogue, list) or not 1 <= len(dialogue) <= 2:
+        raise _given_refused(_("Dialogue %(n)s: give a list of one or two user turns.") % {"n": d})
+    turns = []
+    for t, turn in enumerate(dialogue, start=1):
+        if isinstance(turn, str) and len(languages) == 1:
+            turn = {languages[0]: turn}
+        if not isinstance(turn, dict):
+            raise _given_refused(_("Dialogue %(n)s, turn %(t)s: give a text per language.") % {"n": d, "t": t})
+        turns.append({lang: _given_text(turn.get(lang), d, t, lang) for lang in languages})
+    return turns
+
+
+def _given_text(text: object, d: int, t: int, lang: str) -> str:
+    """Return turn ``t`` of dialogue ``d`` in ``lang``, stripped: a text with content, no NUL, not too long."""
+    if not isinstance(text, str) or not text.strip() or NUL in text:
+        raise _given_refused(_("Dialogue %(n)s, turn %(t)s has no %(lang)s text.") % {"n": d, "t": t, "lang": lang})
+    if len(text) > settings.ITEM_MAX_TEXT_CHARS:
+        raise _given_refused(_("Dialogue %(n)s, turn %(t)s is too long.") % {"n": d, "t": t})
+    return text.strip()
 
 
 def reply_set_messages(
@@ -150,26 +144,38 @@ def _check_version(version: object, turns: int, max_chars: int) -> list[str]:
     if not isinstance(version.get("context", ""), str):
         problems.append(_("the context must be text"))
     for t, turn in enumerate(found, start=1):
-        if not isinstance(turn, dict) or not _text(turn.get("user")):
-            problems.append(_("turn %(t)s has no user text") % {"t": t})
-            continue
-        for role in ("preferred", "distractors"):
-            replies = turn.get(role)
-            if not isinstance(replies, list) or len(replies) != REPLIES_PER_ROLE:
-                problems.append(
-                    _("turn %(t)s needs %(n)s %(role)s replies") % {"t": t, "n": REPLIES_PER_ROLE, "role": role}
-                )
-                continue
-            for r, reply in enumerate(replies, start=1):
-                if not isinstance(reply, dict) or not _text(reply.get("text")):
-                    problems.append(_("turn %(t)s %(role)s %(r)s has no text") % {"t": t, "role": role, "r": r})
-                elif not isinstance(reply.get("principle", ""), str):
-                    problems.append(
-                        _("turn %(t)s %(role)s %(r)s: the principle must be text") % {"t": t, "role": role, "r": r}
-                    )
-                elif len(reply["text"]) > max_chars:
-                    problems.append(_("turn %(t)s %(role)s %(r)s is too long") % {"t": t, "role": role, "r": r})
+        problems += _turn_problems(turn, t, max_chars)
     return problems
+
+
+def _turn_problems(turn: object, t: int, max_chars: int) -> list[str]:
+    """Return what is wrong with turn ``t`` of a drafted version: its user text, and its replies of each role."""
+    if not isinstance(turn, dict) or not _text(turn.get("user")):
+        return [_("turn %(t)s has no user text") % {"t": t}]
+    problems = []
+    for role in ("preferred", "distractors"):
+        replies = turn.get(role)
+        if not isinstance(replies, list) or len(replies) != REPLIES_PER_ROLE:
+            problems.append(
+                _("turn %(t)s needs %(n)s %(role)s replies") % {"t": t, "n": REPLIES_PER_ROLE, "role": role}
+            )
+            continue
+        for r, reply in enumerate(replies, start=1):
+            problem = _reply_problem(reply, max_chars)
+            if problem:
+                problems.append(problem % {"t": t, "role": role, "r": r})
+    return problems
+
+
+def _reply_problem(reply: object, max_chars: int) -> str:
+    """Return what is wrong with one drafted reply, a message still to fill with its turn, role and number."""
+    if not isinstance(reply, dict) or not _text(reply.get("text")):
+        return _("turn %(t)s %(role)s %(r)s has no text")
+    if not isinstance(reply.get("principle", ""), str):
+        return _("turn %(t)s %(role)s %(r)s: the principle must be text")
+    if len(reply["text"]) > max_chars:
+        return _("turn %(t)s %(role)s %(r)s is too long")
+    return ""
 
 
 def candidate_versions(candidate: object, wanted: list[str]) -> dict | None:
@@ -225,22 +231,34 @@ def reply_set_create(
     reply_set.full_clean()
     reply_set.save()
     for t in range(len(first["turns"])):
-        user_texts = {lang: versions[lang]["turns"][t]["user"].strip() for lang in languages}
-        if given:
-            user_texts.update({lang: text for lang, text in given[t].items() if lang in languages})
-        turn = ReplyTurn.objects.create(reply_set=reply_set, number=t + 1, user=user_texts)
-        for role, key in ((Reply.Role.PREFERRED, "preferred"), (Reply.Role.DISTRACTOR, "distractors")):
-            for position in range(1, REPLIES_PER_ROLE + 1):
-                reply = Reply.objects.create(turn=turn, role=role, position=position)
-                content = {}
-                for lang in languages:
-                    drafted = versions[lang]["turns"][t][key][position - 1]
-                    content[lang] = {
-                        "text": drafted["text"].strip(),
-                        "principle": (drafted.get("principle") or "").strip(),
-                    }
-                _revision_write(reply=reply, content=content, user=user, message=_("LLM draft"))
+        _turn_create(reply_set=reply_set, t=t, versions=versions, languages=languages, given=given, user=user)
     return reply_set
+
+
+def _turn_create(
+    *,
+    reply_set: ReplySet,
+    t: int,
+    versions: dict,
+    languages: list[str],
+    given: list | None,
+    user: AbstractBaseUser | None,
+) -> None:
+    """Store turn ``t`` (0-based) of a drafted reply set: its user text (the researcher's, when given, wins) and its
+    preferred and distractor replies, each with its first revision."""
+    user_texts = {lang: versions[lang]["turns"][t]["user"].strip() for lang in languages}
+    if given:
+        user_texts.update({lang: text for lang, text in given[t].items() if lang in languages})
+    turn = ReplyTurn.objects.create(reply_set=reply_set, number=t + 1, user=user_texts)
+    for role, key in ((Reply.Role.PREFERRED, "preferred"), (Reply.Role.DISTRACTOR, "distractors")):
+        for position in range(1, REPLIES_PER_ROLE + 1):
+            reply = Reply.objects.create(turn=turn, role=role, position=position)
+            content = {lang: _drafted_reply(versions[lang]["turns"][t][key][position - 1]) for lang in languages}
+            _revision_write(reply=reply, content=content, user=user, message=_("LLM draft"))
+
+
+def _drafted_reply(drafted: dict) -> dict:
+    return {"text": drafted["text"].strip(), "principle": (drafted.get("principle") or "").strip()}
 
 
 def _revision_write(*, reply: Reply, content: dict, user: AbstractBaseUser | None, message: str) -> ReplyRevision:

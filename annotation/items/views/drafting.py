@@ -1,7 +1,6 @@
 """Pages for item templates and LLM drafting jobs."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -10,6 +9,7 @@ from annotation.items import selectors
 from annotation.items.forms import JobForm, TemplateForm
 from annotation.items.models import DraftingJob
 from annotation.items.services import drafting
+from core.forms import form_write
 from core.permissions import permission_required
 
 
@@ -24,23 +24,13 @@ def _split_failures(job: DraftingJob) -> tuple[list[dict], list[dict]]:
 def overview(request: HttpRequest) -> HttpResponse:
     template_form = TemplateForm(request.POST if request.POST.get("form") == "template" else None, prefix="t")
     job_form = JobForm(request.POST if request.POST.get("form") == "job" else None, prefix="j", user=request.user)
-    if request.method == "POST" and template_form.is_bound and template_form.is_valid():
-        data = template_form.cleaned_data
-        try:
-            template = drafting.item_template_save(user=request.user, **data)
-        except ValidationError as exc:
-            template_form.add_error(None, exc)
-        else:
-            messages.success(request, _("Saved %(template)s.") % {"template": template})
-            return redirect("items:drafting")
-    if request.method == "POST" and job_form.is_bound and job_form.is_valid():
-        data = job_form.cleaned_data
-        try:
-            job = drafting.drafting_job_start(user=request.user, **data)
-        except ValidationError as exc:
-            job_form.add_error(None, exc)
-        else:
-            return redirect("items:drafting-job", pk=job.pk)
+    template = form_write(template_form, lambda data: drafting.item_template_save(user=request.user, **data))
+    if template is not None:
+        messages.success(request, _("Saved %(template)s.") % {"template": template})
+        return redirect("items:drafting")
+    job = form_write(job_form, lambda data: drafting.drafting_job_start(user=request.user, **data))
+    if job is not None:
+        return redirect("items:drafting-job", pk=job.pk)
     jobs = list(selectors.drafting_job_list()[:20])
     for job in jobs:
         job.malformed, job.duplicates = _split_failures(job)

@@ -26,7 +26,7 @@ from annotation.items.forms import (
     editor_rows,
 )
 from annotation.items.interchange import dump_jsonl
-from annotation.items.models import Benchmark, EmotionCategory, Item, ItemDraft, StatusDecision
+from annotation.items.models import Benchmark, EmotionCategory, Item, ItemDraft, ItemRevision, StatusDecision
 from annotation.items.neighbours import item_neighbours
 from annotation.items.pagination import IdsFirstPaginator, count_cache_key
 from annotation.items.schema import item_schema_text
@@ -365,12 +365,7 @@ def item_history(request: HttpRequest, uid: str) -> HttpResponse:
     item = get_object_or_404(Item.objects.select_related("benchmark"), uid=uid)
     revisions = list(selectors.item_revisions(item=item))
     by_number = {r.number: r for r in revisions}
-    newest = revisions[0].number if revisions else 0
-    try:
-        b = int(request.GET.get("b", newest))
-        a = int(request.GET.get("a", max(b - 1, 1)))
-    except ValueError:
-        a, b = max(newest - 1, 1), newest
+    a, b = _compared_numbers(request, newest=revisions[0].number if revisions else 0)
     feedback = home.item_context(item=item).get("feedback", [])
     for entry in feedback:
         revision = by_number.get(entry.round_item.revision.number)
@@ -379,18 +374,7 @@ def item_history(request: HttpRequest, uid: str) -> HttpResponse:
     old, new = by_number.get(a), by_number.get(b)
     if old is not None and old == new:
         old = None
-    diffs = []
-    if old and new:
-        for lang in LANGUAGES:
-            rows = diff_versions(item.kind, old.content.get(lang), new.content.get(lang), lang)
-            for row in rows:
-                row["label"] = field_label(row["field"])
-            diffs.append({"code": lang, "label": _("English") if lang == "en" else _("Chinese"), "rows": rows})
-    attr_changes = []
-    if old and new:
-        for key in sorted(set(old.attributes) | set(new.attributes)):
-            if old.attributes.get(key) != new.attributes.get(key):
-                attr_changes.append((key, old.attributes.get(key), new.attributes.get(key)))
+    compared = old and new
     return render(
         request,
         "items/item_history.html",
@@ -399,11 +383,37 @@ def item_history(request: HttpRequest, uid: str) -> HttpResponse:
             "revisions": revisions,
             "old": old,
             "new": new,
-            "diffs": diffs,
-            "attr_changes": attr_changes,
+            "diffs": _revision_diffs(item.kind, old, new) if compared else [],
+            "attr_changes": _attribute_changes(old.attributes, new.attributes) if compared else [],
             "feedback": feedback,
         },
     )
+
+
+def _compared_numbers(request: HttpRequest, *, newest: int) -> tuple[int, int]:
+    """Return the numbers of the two revisions compared: ``?a=`` and ``?b=``, by default the newest and the one
+    before it (also when either is not a number)."""
+    try:
+        b = int(request.GET.get("b", newest))
+        return int(request.GET.get("a", max(b - 1, 1))), b
+    except ValueError:
+        return max(newest - 1, 1), newest
+
+
+def _revision_diffs(kind: str, old: ItemRevision, new: ItemRevision) -> list[dict]:
+    """Return the field-by-field differences of two revisions, one table per language."""
+    diffs = []
+    for lang in LANGUAGES:
+        rows = diff_versions(kind, old.content.get(lang), new.content.get(lang), lang)
+        for row in rows:
+            row["label"] = field_label(row["field"])
+        diffs.append({"code": lang, "label": _("English") if lang == "en" else _("Chinese"), "rows": rows})
+    return diffs
+
+
+def _attribute_changes(old: dict, new: dict) -> list[tuple]:
+    """Return (attribute, old value, new value) for every attribute that differs, by name."""
+    return [(key, old.get(key), new.get(key)) for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
 
 
 @permission_required("items.view_item")
