@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 
 from django.core.cache import cache
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Sum, Value
+from django.db.models import Count, F, IntegerField, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, ExpertProgress, LabelChange
@@ -56,7 +56,7 @@ class ExpertStatistics:
 def _progress_with_key(comparison_set: ComparisonSet) -> list[ExpertProgress]:
     """The set's progress rows by username, each with the state the label figures depend on (one query)."""
     checks = (
-        Comparison.objects.filter(comparison_set=OuterRef("comparison_set"), gold_winner__isnull=False)
+        Comparison.objects.filter(comparison_set=comparison_set.pk, gold_winner__isnull=False)
         .order_by()
         .annotate(grouped=Value(1))
         .values("grouped")
