@@ -4,7 +4,7 @@ from collections.abc import Iterable
 
 from django.contrib import admin
 from django.db import connections
-from django.db.models import CASCADE, PROTECT, Field, Model, Q, QuerySet
+from django.db.models import CASCADE, PROTECT, Field, Model, QuerySet
 from django.db.models.deletion import get_candidate_relations_to_delete
 from django.http import HttpRequest
 from django.utils.text import capfirst
@@ -13,10 +13,13 @@ from django.utils.translation import ngettext
 
 # A deletion confirmation names this many of the objects chosen, and counts the rest.
 ROOTS_LISTED = 20
+# Each model's rows are counted up to this many; beyond, the page says "more than" (counting every row of a
+# benchmark's 4.75 million near-duplicate bands took seconds, and several paths to them together stalled).
+COUNTED_UP_TO = 1000
 # Cascades deeper than this are not followed (none of the product's models nests so deep).
 MAX_CASCADE_DEPTH = 8
 
-DeletionSummary = tuple[list[str], dict[str, int], set[str], list[str]]
+DeletionSummary = tuple[list[str], dict[str, int | str], set[str], list[str]]
 
 
 def deletion_summary(objs: Iterable[Model], request: HttpRequest, admin_site: admin.AdminSite) -> DeletionSummary:
@@ -40,17 +43,16 @@ def deletion_summary(objs: Iterable[Model], request: HttpRequest, admin_site: ad
     protecting: list[tuple[type[Model], Field, QuerySet]] = []
     _deletion_paths(root, model, cascaded, protecting, path=(model,))
     # A model reached along several paths (an assignment through its round and its round item) is counted once.
-    reached: dict[type[Model], Q] = {}
+    reached: dict[type[Model], list[QuerySet]] = {}
     for related, children in cascaded:
-        reached[related] = reached.get(related, Q()) | Q(pk__in=children.values("pk"))
-    deleted_rows = [related._base_manager.filter(condition) for related, condition in reached.items()]
-    counts = _count_all(deleted_rows + [entry[-1] for entry in protecting], using=root.db)
-    model_count: dict[str, int] = {model._meta.verbose_name_plural: total}
+        reached.setdefault(related, []).append(children)
+    counts = _count_all([*reached.values(), *([entry[-1]] for entry in protecting)], using=root.db)
+    model_count: dict[str, int | str] = {model._meta.verbose_name_plural: total}
     perms_needed: set[str] = set()
     for related, count in zip(reached, counts[: len(reached)], strict=True):
         if not count or related is model:
             continue
-        model_count[related._meta.verbose_name_plural] = count
+        model_count[related._meta.verbose_name_plural] = count if count <= COUNTED_UP_TO else _more_than()
         model_admin = admin_site._registry.get(related)
         if model_admin is not None and not model_admin.has_delete_permission(request):
             perms_needed.add(related._meta.verbose_name)
@@ -88,7 +90,21 @@ def _deletion_paths(
             _deletion_paths(children, related, cascaded, protecting, path + (related,))
 
 
+def _more_than() -> str:
+    return _("more than %(count)d") % {"count": COUNTED_UP_TO}
+
+
 def _protection_message(related: type[Model], field: Field, count: int) -> str:
+    if count > COUNTED_UP_TO:
+        return _(
+            "More than %(count)d %(objects)s (%(model)s) refer to it through “%(field)s” and protect it: "
+            "delete or reassign them first."
+        ) % {
+            "count": COUNTED_UP_TO,
+            "objects": related._meta.verbose_name_plural,
+            "model": related._meta.label,
+            "field": field.verbose_name,
+        }
     noun = related._meta.verbose_name if count == 1 else related._meta.verbose_name_plural
     return ngettext(
         "%(count)d %(objects)s (%(model)s) refers to it through “%(field)s” and protects it: "
@@ -99,15 +115,21 @@ def _protection_message(related: type[Model], field: Field, count: int) -> str:
     ) % {"count": count, "objects": noun, "model": related._meta.label, "field": field.verbose_name}
 
 
-def _count_all(querysets: list[QuerySet], using: str) -> list[int]:
-    """Each queryset's row count, all in one SELECT of scalar subqueries."""
-    if not querysets:
+def _count_all(paths: list[list[QuerySet]], using: str) -> list[int]:
+    """The rows each list of querysets reaches together, counted up to ``COUNTED_UP_TO + 1``, in one SELECT.
+
+    Each path is cut at ``COUNTED_UP_TO + 1`` rows before the union that counts a row reached twice once: exact
+    below the cap, and more than the cap as soon as one path is, without reading every row."""
+    if not paths:
         return []
     parts, params = [], []
-    for qs in querysets:
-        sql, qs_params = qs.values("pk").query.get_compiler(using).as_sql()
-        parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS counted)")
-        params.extend(qs_params)
+    for querysets in paths:
+        branches = []
+        for qs in querysets:
+            sql, qs_params = qs.order_by().values("pk").query.get_compiler(using).as_sql()
+            branches.append(f"SELECT * FROM ({sql} LIMIT {COUNTED_UP_TO + 1}) AS path{len(branches)}")
+            params.extend(qs_params)
+        parts.append(f"(SELECT COUNT(*) FROM ({' UNION '.join(branches)}) AS counted)")
     with connections[using].cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(parts), params)
         return [int(value) for value in cursor.fetchone()]

@@ -388,6 +388,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the results here as JSON")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", action="append", help="measure only the pages whose name contains this (repeatable)")
+    parser.add_argument(
+        "--skip",
+        action="append",
+        help="leave out the pages whose name contains this (repeatable; the report names them as not measured)",
+    )
     parser.add_argument("--queries", action="store_true", help="print each page's queries with their times")
     args = parser.parse_args()
     setup_django()
@@ -418,6 +423,8 @@ def main() -> None:
         route_count, requests = cases(wanted)
     except Unfilled as error:
         raise SystemExit(str(error)) from error
+    skipped = [c for c in requests if any(part in c.page or part == c.route for part in args.skip or [])]
+    requests = [c for c in requests if c not in skipped]
     print(
         f"{route_count} GET routes, {len(requests)} requests, at {items} items "
         f"({os.environ['DATABASE_URL'].split('@')[-1]})",
@@ -427,6 +434,8 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     report(route_count, results)
+    for case in skipped:
+        print(f"  NOT MEASURED (--skip) {case.page} {case.role} {case.url}")
     if failed(results):
         raise SystemExit("some requests failed (status 400 or more): the benchmark filled them wrongly or a page broke")
 

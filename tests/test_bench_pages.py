@@ -23,9 +23,7 @@ import bench_routes  # noqa: E402
 
 # Routes still over 10 queries at the benchmark's sizes (docs/performance.md, "What is left").
 KNOWN_OVER = {
-    ("home", "admin"),  # 12: every panel of every role, the researcher's three run lists (docs/performance.md)
-    ("calibration:run", "researcher"),  # 12: the per-expert table (progress, times, agreement, checks) reads 2
-    ("items:item-detail", "expert"),  # 12 with screening feedback and near-duplicates
+    ("home", "admin"),  # 11: every panel of every role, the researcher's three run lists (docs/performance.md)
 }
 
 

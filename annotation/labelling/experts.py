@@ -1,17 +1,30 @@
 """Per-expert statistics of a comparison set, for its builder (as Label Studio's per-annotator statistics): each
 expert's progress, time per label, agreement with the other experts and accuracy on the attention checks.
 
-Two queries whatever the size of the set: the stored progress of its experts, and its labels (comparison, expert,
-score, seconds, the comparison's known answer). Agreement is counted on the side each label takes (A, B or a tie):
-for each comparison an expert labelled with others, every pair of their label with another expert's agrees when
-both take the same side; ``agreement`` is the share of such pairs that agree.
+Agreement is counted on the side each label takes (A, B or a tie): for each comparison an expert labelled with
+others, every pair of their label with another expert's agrees when both take the same side; ``agreement`` is the
+share of such pairs that agree.
+
+What comes from the labels (times, agreement, checks) reads every label of the set (seconds for 180,000 labels),
+so it is kept in the shared cache under a key of what it depends on: the newest label and label change anywhere
+and the set's attention checks (their number and a sum of their ids and answers), read with the stored progress
+of its experts. Two queries while kept (the progress with the key, the kept figures), whatever the size of the
+set; one more, reading the labels, after any label, change or check.
 """
 
+import hashlib
 import statistics
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 
-from annotation.labelling.models import ComparisonSet, ExpertLabel, ExpertProgress
+from django.core.cache import cache
+from django.db.models import Count, F, IntegerField, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+
+from annotation.labelling.models import Comparison, ComparisonSet, ExpertLabel, ExpertProgress, LabelChange
+
+# How long kept figures stay usable (a label written around the services, e.g. in a shell, changes no key).
+KEPT_SECONDS = 600
 
 
 def side(score: int) -> int:
@@ -40,13 +53,34 @@ class ExpertStatistics:
         return asdict(self)
 
 
-def expert_statistics(*, comparison_set: ComparisonSet) -> list[ExpertStatistics]:
-    """Return each assigned expert's statistics in the set, by username."""
-    progress = list(
+def _progress_with_key(comparison_set: ComparisonSet) -> list[ExpertProgress]:
+    """The set's progress rows by username, each with the state the label figures depend on (one query)."""
+    checks = (
+        Comparison.objects.filter(comparison_set=comparison_set.pk, gold_winner__isnull=False)
+        .order_by()
+        .annotate(grouped=Value(1))
+        .values("grouped")
+    )
+    return list(
         ExpertProgress.objects.filter(comparison_set=comparison_set)
         .select_related("expert")
+        .annotate(
+            newest_label=Subquery(ExpertLabel.objects.order_by("-pk").values("pk")[:1]),
+            newest_change=Subquery(LabelChange.objects.order_by("-pk").values("pk")[:1]),
+            check_count=Subquery(checks.annotate(n=Count("pk")).values("n")[:1]),
+            check_sum=Subquery(
+                checks.annotate(
+                    n=Coalesce(Sum(F("pk") * (F("gold_winner") + 2)), 0, output_field=IntegerField())
+                ).values("n")[:1]
+            ),
+        )
         .order_by("expert__username")
     )
+
+
+def label_figures(*, comparison_set: ComparisonSet) -> dict[str, dict[int, object]]:
+    """Return, per expert id, the seconds of their timed labels, their agreeing and shared pairs and their attention
+    check answers (right or wrong), from every label of the set."""
     labels = ExpertLabel.objects.filter(assignment__comparison__comparison_set=comparison_set).values_list(
         "assignment__comparison_id",
         "assignment__expert_id",
@@ -57,7 +91,7 @@ def expert_statistics(*, comparison_set: ComparisonSet) -> list[ExpertStatistics
     by_comparison: dict[int, list[tuple[int, int]]] = defaultdict(list)
     seconds: dict[int, list[int]] = defaultdict(list)
     checks: dict[int, list[bool]] = defaultdict(list)
-    for comparison_id, expert_id, score, spent, gold in labels:
+    for comparison_id, expert_id, score, spent, gold in labels.iterator(chunk_size=5000):
         by_comparison[comparison_id].append((expert_id, side(score)))
         if spent is not None:
             seconds[expert_id].append(spent)
@@ -71,11 +105,38 @@ def expert_statistics(*, comparison_set: ComparisonSet) -> list[ExpertStatistics
                 if other_id != expert_id:
                     shared[expert_id] += 1
                     agreeing[expert_id] += mine == theirs
+    return {
+        "median_seconds": {pk: float(statistics.median(values)) for pk, values in seconds.items()},
+        "timed": {pk: len(values) for pk, values in seconds.items()},
+        "agreeing": dict(agreeing),
+        "shared": dict(shared),
+        "answered": {pk: len(values) for pk, values in checks.items()},
+        "correct": {pk: sum(values) for pk, values in checks.items()},
+    }
+
+
+def expert_statistics(*, comparison_set: ComparisonSet) -> list[ExpertStatistics]:
+    """Return each assigned expert's statistics in the set, by username (label figures kept, see the module)."""
+    progress = _progress_with_key(comparison_set)
+    state = (
+        (progress[0].newest_label, progress[0].newest_change, progress[0].check_count, progress[0].check_sum)
+        if progress
+        else ()
+    )
+    key = f"expert-figures:{comparison_set.pk}:" + hashlib.sha256(repr(state).encode()).hexdigest()[:32]
+    figures = cache.get(key) if progress else None
+    if figures is None:
+        figures = label_figures(comparison_set=comparison_set)
+        if progress:
+            cache.set(key, figures, KEPT_SECONDS)
+    median_seconds, timed = figures["median_seconds"], figures["timed"]
+    agreeing, shared = figures["agreeing"], figures["shared"]
+    answered_by, correct_by = figures["answered"], figures["correct"]
     rows = []
     for row in progress:
         expert = row.expert
         pk = expert.pk
-        answered = len(checks[pk])
+        answered, correct = answered_by.get(pk, 0), correct_by.get(pk, 0)
         rows.append(
             ExpertStatistics(
                 expert_id=pk,
@@ -84,14 +145,14 @@ def expert_statistics(*, comparison_set: ComparisonSet) -> list[ExpertStatistics
                 labelled=row.labelled,
                 assigned=row.assigned,
                 skipped=row.skipped,
-                median_seconds=float(statistics.median(seconds[pk])) if seconds[pk] else None,
-                timed_labels=len(seconds[pk]),
-                agreeing_pairs=agreeing[pk],
-                shared_pairs=shared[pk],
-                agreement=agreeing[pk] / shared[pk] if shared[pk] else None,
+                median_seconds=median_seconds.get(pk),
+                timed_labels=timed.get(pk, 0),
+                agreeing_pairs=agreeing.get(pk, 0),
+                shared_pairs=shared.get(pk, 0),
+                agreement=agreeing.get(pk, 0) / shared[pk] if shared.get(pk) else None,
                 checks_answered=answered,
-                checks_correct=sum(checks[pk]),
-                check_accuracy=sum(checks[pk]) / answered if answered else None,
+                checks_correct=correct,
+                check_accuracy=correct / answered if answered else None,
             )
         )
     return rows

@@ -9,7 +9,7 @@ the previous result, marked as such, and polls. Freezing always validates the re
 """
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.conf import settings
@@ -38,6 +38,7 @@ class DraftChecks:
     card: str | None
     computed_at: str | None
     current: bool  # computed from the record as it stands now
+    entries: int | None = None  # the draft's number of entries, read with the key (the page's paginator needs it)
 
     @property
     def computed(self) -> datetime | None:
@@ -50,6 +51,11 @@ class DraftChecks:
 
 def draft_inputs_key(release: Release) -> str:
     """Return the cache key of what the draft's checklist and card depend on (one query)."""
+    return draft_inputs(release)[0]
+
+
+def draft_inputs(release: Release) -> tuple[str, int]:
+    """Return the cache key of what the draft's checklist and card depend on and its number of entries (one query)."""
     quote = connection.ops.quote_name
     sql = (
         f"SELECT (SELECT MAX(id) FROM {quote(ItemRevision._meta.db_table)}),"
@@ -72,7 +78,7 @@ def draft_inputs_key(release: Release) -> str:
         get_language() or "",
     )
     digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
-    return f"release-checks:{release.pk}:{digest}"
+    return f"release-checks:{release.pk}:{digest}", int(state[3])
 
 
 def _last_key(release_id: int) -> str:
@@ -95,16 +101,22 @@ def draft_checks_compute(release: Release, key: str | None = None) -> DraftCheck
 
 def draft_checks(release: Release) -> DraftChecks:
     """Return the draft's checklist and card: kept, computed now (a small draft), or the previous ones while a worker
-    computes the current ones (a draft of more than ``RELEASE_CHECK_INLINE_ENTRIES`` entries)."""
-    key = draft_inputs_key(release)
-    kept = cache.get(key)
+    computes the current ones (a draft of more than ``RELEASE_CHECK_INLINE_ENTRIES`` entries).
+
+    Two queries while a result is kept or a worker is computing it (the key, then the kept result, the queued mark
+    and the previous result in one read), whatever the draft's size; queuing the worker costs more, once per change.
+    """
+    key, entries = draft_inputs(release)
+    queued, last_key = f"{key}:queued", _last_key(release.pk)
+    found = cache.get_many([key, queued, last_key])
+    kept = found.get(key)
     if kept is not None:
-        return DraftChecks(kept["checks"], kept["card"], kept["computed_at"], current=True)
-    if release.entries.count() <= settings.RELEASE_CHECK_INLINE_ENTRIES:
-        return draft_checks_compute(release, key)
-    if cache.add(f"{key}:queued", True, QUEUED_SECONDS):
+        return DraftChecks(kept["checks"], kept["card"], kept["computed_at"], current=True, entries=entries)
+    if entries <= settings.RELEASE_CHECK_INLINE_ENTRIES:
+        return replace(draft_checks_compute(release, key), entries=entries)
+    if queued not in found and cache.add(queued, True, QUEUED_SECONDS):
         from annotation.releases import tasks  # deferred: tasks imports this module for its work
 
         tasks.draft_checks_compute.enqueue(release.pk, get_language() or settings.LANGUAGE_CODE)
-    last = cache.get(_last_key(release.pk)) or {}
-    return DraftChecks(last.get("checks"), last.get("card"), last.get("computed_at"), current=False)
+    last = found.get(last_key) or {}
+    return DraftChecks(last.get("checks"), last.get("card"), last.get("computed_at"), current=False, entries=entries)

@@ -86,6 +86,7 @@ def release_detail(request: HttpRequest, slug: str, version: str) -> HttpRespons
         # A draft's checklist and card are kept for the record they were computed from (drafts.draft_checks); the
         # table reads one page of entries.
         paginator = Paginator(selectors.release_page_entries(release=release), ENTRIES_PER_PAGE)
+        paginator.count = draft.entries  # counted with the checklist's key: not counted again
         checksums, card = [], draft.card
     page = paginator.get_page(request.GET.get("page"))
     if release.is_frozen:

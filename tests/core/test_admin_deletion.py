@@ -106,3 +106,21 @@ def test_delete_selected_counts_the_chosen_rows_without_listing_them_all(client,
     )
     assert response.status_code == 302
     assert not Release.objects.exists()
+
+
+@pytest.mark.django_db
+def test_counts_stop_at_a_cap_and_say_more_than(client, taxonomy, superuser, lead, monkeypatch):
+    from core import deletion
+
+    monkeypatch.setattr(deletion, "COUNTED_UP_TO", 3)
+    client.force_login(superuser)
+    for _n in range(5):
+        make_item(user=lead)
+    _queries_run, page = _queries(client, f"/admin/auth/user/{lead.pk}/delete/")
+    assert "More than 3 items (items.Item) refer to it through" in page
+    _queries_run, page = _queries(client, f"/admin/items/benchmark/{Benchmark.objects.get(slug='facet').pk}/delete/")
+    assert "More than 3 items (items.Item)" in page
+    monkeypatch.setattr(deletion, "COUNTED_UP_TO", 5)
+    _queries_run, page = _queries(client, f"/admin/auth/user/{lead.pk}/delete/")
+    assert "5 items (items.Item) refer to it through" in page
+    assert "More than" not in page

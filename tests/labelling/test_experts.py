@@ -105,3 +105,42 @@ def test_experts_are_not_told_which_comparisons_are_checks_nor_see_the_statistic
     assert "gold" not in api and "attention" not in api
     assert client.get(f"/api/labelling/sets/{cs.pk}/experts/").status_code == 403
     assert client.get(f"/labelling/{cs.pk}/data/").status_code == 403
+
+
+def test_the_label_figures_are_kept_and_any_label_change_or_check_reads_them_again(labelled):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    cs, experts, (first, second, third) = labelled
+
+    def read():
+        with CaptureQueriesContext(connection) as captured:
+            rows = {row.username: row for row in expert_statistics(comparison_set=cs)}
+        labels_read = [q for q in captured.captured_queries if '"labelling_expertlabel"."score"' in q["sql"]]
+        return rows, len(captured), bool(labels_read)
+
+    rows, _n, read_labels = read()
+    assert read_labels and rows["x2"].labelled == 1
+    rows, queries, read_labels = read()
+    assert not read_labels and queries <= 2  # the progress with its key, and the database cache (none in locmem)
+    assert (rows["x0"].agreeing_pairs, rows["x0"].shared_pairs) == (2, 3)
+    # A new label (x2 on the second, agreeing with x0 and x1) is counted.
+    label(second, experts[2], -2, 20)
+    rows, _n, read_labels = read()
+    assert read_labels and (rows["x0"].agreeing_pairs, rows["x0"].shared_pairs) == (3, 4)
+    assert rows["x2"].timed_labels == 2
+    # A changed label (x2 now agrees on the first), twice: each change is counted.
+    for score in (1, -1):
+        assignment = LabelAssignment.objects.get(comparison=first, expert=experts[2])
+        winner, margin = shown_choice(shown_order=assignment.shown_order, score=score)
+        comparisons.label_change(comparison=first, expert=experts[2], winner=winner, margin=margin or None)
+        rows, _n, read_labels = read()
+        assert read_labels
+        assert rows["x2"].agreeing_pairs == (4 if score == 1 else 2)
+    # An attention check set, then its answer changed.
+    attention.attention_checks_set(comparison_set=cs, answers={first.pk: "A"}, user=None)
+    rows, _n, _read = read()
+    assert (rows["x0"].checks_correct, rows["x0"].checks_answered) == (1, 1)
+    attention.attention_checks_set(comparison_set=cs, answers={first.pk: "B"}, user=None)
+    rows, _n, _read = read()
+    assert (rows["x0"].checks_correct, rows["x0"].checks_answered) == (0, 1)

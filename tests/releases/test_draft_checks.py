@@ -96,3 +96,24 @@ def test_a_large_draft_is_checked_by_a_worker_while_the_page_and_api_show_the_pr
     assert api.status_code == 202 and [check["code"] for check in api.json()["checks"]] == codes
     assert run_queued_tasks(TASK) == 1
     assert client.get(f"/api/releases/{draft.pk}/validation/").status_code == 200
+
+
+def test_while_a_worker_checks_the_page_reads_as_many_queries_for_a_larger_draft(
+    accepted_items, admin_user, login, lead, settings
+):
+    settings.RELEASE_CHECK_INLINE_ENTRIES = 0
+    client = login(admin_user)
+    small = _make_draft(lead, "0.1.0")
+    _view(client, small)  # queues the check, once
+    page, small_queries = _view(client, small)
+    assert 'id="draft-state"' in page
+    for n in range(8):
+        make_item(uid=f"more-{n}", user=lead, status="accepted")
+    large = _make_draft(lead, "0.2.0")
+    _view(client, large)
+    page, large_queries = _view(client, large)
+    assert 'id="draft-state"' in page and "more-7" in page
+    assert len(large_queries) == len(small_queries) <= 10, [q["sql"][:120] for q in large_queries.captured_queries]
+    # The entries are counted once, with the checklist's key, not again by the page's paginator.
+    assert not [q for q in large_queries.captured_queries if q["sql"].startswith("SELECT COUNT(*) AS")]
+    assert run_queued_tasks(TASK) == 2
