@@ -7,9 +7,10 @@ class EvaluationConfig(AppConfig):
     verbose_name = _("Evaluation runs")
 
     def ready(self) -> None:
-        from evaluation import home, services, tasks  # noqa: F401  (register collectors and home page parts)
+        # Deferred to ready(): the apps' modules need the app registry. Registers collectors, home page parts and
+        # the lost-task handler (a contamination check whose worker dies is marked failed by the sweep).
+        from evaluation import home, services, tasks  # noqa: F401
         from evaluation.services import contamination
         from llm.worker import recovery
 
-        # A contamination check whose worker dies is marked failed by the sweep, not left "running".
         recovery.on_task_lost(tasks.contamination_check_run, contamination.contamination_check_lost)
