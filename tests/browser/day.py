@@ -177,6 +177,8 @@ class Walk:
         self.page.click("button[type=submit]")
         expect(self.page.locator(".who")).to_contain_text(user.get_username())
         if self.chinese:
+            # app.js is deferred: until the page has loaded, a change of the select submits nothing.
+            self.page.wait_for_load_state("load")
             with self.page.expect_navigation():
                 self.page.select_option("#language-select", self.language)
         expect(self.page.locator("html")).to_have_attribute("lang", "zh-hans" if self.chinese else "en")

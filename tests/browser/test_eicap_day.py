@@ -191,6 +191,7 @@ def test_an_eicap_set_is_drafted_audited_validated_frozen_evaluated_and_read(
     page.goto(f"{url}/evaluation/{run.pk}/")
     expect(page.locator("#eicap h2")).to_have_text("EiCAP analyses of the multi-turn choice probes")
     read_the_report(page)
+    page.wait_for_load_state("load")  # app.js is deferred: it submits the select's change once loaded
     with page.expect_navigation():
         page.select_option("#language-select", "zh-hans")
     page.goto(f"{url}/evaluation/{run.pk}/")

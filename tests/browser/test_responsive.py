@@ -91,6 +91,7 @@ def test_main_pages_of_each_role_fit_phones_and_laptops_in_both_languages(browse
                 page.on("pageerror", lambda e, r=role: errors.append(f"{r}: {e}"))
                 sign_in(page, live_server, user)
                 if language != "en":
+                    page.wait_for_load_state("load")  # app.js is deferred: it submits the select once loaded
                     with page.expect_navigation():
                         page.select_option("#language-select", language)
                 toggle = page.locator("[data-nav-toggle]")
