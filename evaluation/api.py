@@ -307,7 +307,7 @@ class EvaluationRunViewSet(
 
     @extend_schema(
         parameters=[OpenApiParameter("language", str, enum=["en", "zh"], required=False)],
-        responses={(200, "text/csv"): OpenApiTypes.BINARY},
+        responses=TABLE_RESPONSES,
     )
     @action(detail=True, methods=["get"], url_path=r"answers/(?P<fmt>[a-z]+)", url_name="answers")
     def answers(self, request: Request, pk: str | None = None, fmt: str = "") -> HttpResponse:
