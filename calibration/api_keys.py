@@ -67,7 +67,7 @@ class KeyValidationViewSet(
         return Response(KeyValidationSerializer(validation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=KeyJudgementSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def disagreements(self, request: Request, pk: str | None = None) -> Response:
         """The probe turns on which the judge chose another option than the key, or none."""
         validation = get_object_or_404(KeyValidation, pk=pk)

@@ -331,7 +331,7 @@ class ComparisonSetViewSet(
         return Response(result, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=ExpertStatisticsSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def experts(self, request: Request, pk: str | None = None) -> Response:
         """Each expert's progress, median time per label, agreement with the other experts and accuracy on the
         attention checks (for the set's builder)."""

@@ -57,8 +57,13 @@ def test_fields_that_answer_null_or_blank_say_so(schema):
     assert "nullable" not in components["Release"]["properties"]["items"]
 
 
-def test_item_revisions_and_status_decisions_are_plain_arrays(schema):
-    for path in ("/api/items/{uid}/revisions/", "/api/items/{uid}/status/"):
+def test_lists_the_api_answers_unpaginated_are_plain_arrays(schema):
+    for path in (
+        "/api/items/{uid}/revisions/",
+        "/api/items/{uid}/status/",
+        "/api/labelling/sets/{id}/experts/",
+        "/api/calibration/key-validations/{id}/disagreements/",
+    ):
         body = schema["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
         assert body["type"] == "array", path
 
