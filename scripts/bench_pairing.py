@@ -44,7 +44,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sweep-seeds", type=int, default=20, help="tournaments per setting of the sweep (20)")
     parser.add_argument("--sweep-budget", type=float, default=0.5, help="sweep: adaptive stops at this share (0.5)")
     parser.add_argument(
-        "--sweep-models", default="6,8,10,20,30", help="sweep: model counts, comma-separated (6,8,10,20,30)"
+        "--sweep-models",
+        default="6,8,10,12,14,16,18,20,30",
+        help="sweep: model counts, comma-separated (6,8,10,12,14,16,18,20,30)",
     )
     parser.add_argument("--with-adaptive", action="store_true", help="sweep: plain adaptive pairing too")
     parser.add_argument("--quick", action="store_true", help="with --sweep: 6 and 10 models, 3 seeds, 4 items")

@@ -140,6 +140,26 @@ def _pairing_summary(
         "calls_saved": round_robin_calls - len(verdicts),
         "share_of_round_robin": len(verdicts) / round_robin_calls if round_robin_calls else None,
         "rank_stability": {row["language"]: row["rank_stability"] for row in bradley_terry},
+        **_stopped_early(verdicts, len(strata), round_robin_calls),
+    }
+
+
+def _stopped_early(verdicts: list[VerdictFacts], n_strata: int, round_robin_calls: int) -> dict:
+    """The baseline a run judged in rounds is measured against (``scripts/bench_pairing.py --sweep``): round-robin
+    stopped early at the same cost judges every pair of models on the same number of strata, about
+    ``judge calls / (round-robin calls per stratum)`` of them; beside it, how many strata the run judged each pair of
+    models on (fewest and most), so a reader sees where the rounds went instead of an even spread."""
+    per_pair: dict[tuple[str, str], set[tuple]] = defaultdict(set)
+    for v in verdicts:
+        per_pair[tuple(sorted((v.model_a, v.model_b)))].add((v.item_id, v.language))
+    counts = [len(judged) for judged in per_pair.values()]
+    per_stratum = round_robin_calls / n_strata if n_strata else 0
+    return {
+        "strata": n_strata,
+        "stopped_early_strata": int(len(verdicts) // per_stratum) if per_stratum else 0,
+        "pairs": len(per_pair),
+        "fewest_strata_per_pair": min(counts, default=0),
+        "most_strata_per_pair": max(counts, default=0),
     }
 
 

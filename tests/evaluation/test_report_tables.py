@@ -200,6 +200,33 @@ def test_an_adaptive_run_counts_the_calls_a_round_robin_would_make():
     assert summary["rule"] == "adaptive"
     auto = report_tables(facts(pairing="auto", adaptive=True))["subjective"]["pairing_summary"]
     assert auto["rule"] == "auto" and auto["judge_calls"] == 3
+    # The baseline beside it: round-robin stopped early at 3 calls finishes one of the two prompts (2 calls each);
+    # the run judged its one pair on both.
+    assert (summary["strata"], summary["stopped_early_strata"]) == (2, 1)
+    assert (summary["pairs"], summary["fewest_strata_per_pair"], summary["most_strata_per_pair"]) == (1, 2, 2)
+
+
+def test_the_stopped_early_baseline_counts_strata_per_pair_of_models():
+    # Three models on three prompts: round-robin needs 6 calls a prompt. The run judged M01-M02 on all three
+    # prompts (one order each) and M02-M03 on one: 4 calls, less than one prompt of round-robin.
+    verdicts = [verdict(i, "AB", 1) for i in (10, 11, 12)] + [verdict(10, "BA", -1, model_a="M03", model_b="M02")]
+    responses = [
+        ResponseFacts(model=m, item_id=i, language="en", text="a reply")
+        for i in (10, 11, 12)
+        for m in ("M01", "M02", "M03")
+    ]
+    report = report_tables(
+        ReportFacts(
+            run=run_facts(pairing="adaptive", adaptive=True),
+            models=[ModelFacts(code=c, label=c) for c in ("M01", "M02", "M03")],
+            answers=[],
+            verdicts=verdicts,
+            responses=responses,
+        )
+    )
+    summary = report["subjective"]["pairing_summary"]
+    assert (summary["round_robin_calls"], summary["strata"], summary["stopped_early_strata"]) == (18, 3, 0)
+    assert (summary["pairs"], summary["fewest_strata_per_pair"], summary["most_strata_per_pair"]) == (2, 1, 3)
 
 
 def test_standing_names_every_model_and_the_report_states_the_run():

@@ -17,6 +17,10 @@ def test_report_page_drill_down_and_command(
     client = login(researcher)
     html = client.get(f"/evaluation/{run.pk}/").content.decode()
     assert 'src="data:image/svg+xml;base64,' in html and "Leaderboard" in html and "M01" in html
+    # Judged in rounds (auto, the default): the report sets the run beside round-robin stopped early at its cost.
+    assert run.pairing == "auto" and "Round-robin stopped early at the same cost would judge every pair" in html
+    chinese = client.get(f"/evaluation/{run.pk}/", headers={"accept-language": "zh-hans"}).content.decode()
+    assert "在相同成本下提前停止的循环赛" in chinese
     assert b"<svg" in client.get(f"/evaluation/{run.pk}/files/scatter.svg").content
     assert b"\\begin{tabular}" in client.get(f"/evaluation/{run.pk}/files/leaderboard.tex").content
     assert client.get(f"/evaluation/{run.pk}/files/scatter.png").content.startswith(b"\x89PNG")
