@@ -122,7 +122,15 @@ def pattern_winners(patterns: np.ndarray = PATTERNS) -> np.ndarray:
     return np.where(patterns == 1, 1.0, -1.0)
 
 
-def serve(counts: np.ndarray, budgets: np.ndarray, batch: int, rng: np.random.Generator, *, active: bool) -> np.ndarray:
+def serve(
+    counts: np.ndarray,
+    budgets: np.ndarray,
+    batch: int,
+    rng: np.random.Generator,
+    *,
+    active: bool,
+    epsilon: float = EPSILON,
+) -> np.ndarray:
     """Serve comparisons stratum by stratum and return the chosen judge (seeds x budgets).
 
     Active: the product's draw (``annotation.labelling.active.draw_probabilities`` over priorities) and Raj's estimator.
@@ -158,7 +166,7 @@ def serve(counts: np.ndarray, budgets: np.ndarray, batch: int, rng: np.random.Ge
             w = weights * (remaining > 0)
             total = (w * remaining).sum(axis=-1, keepdims=True)
             share = np.divide(w, total, out=np.broadcast_to(1.0 / left, w.shape).copy(), where=total > 0)
-            per = EPSILON / left + (1 - EPSILON) * share
+            per = epsilon / left + (1 - epsilon) * share
         else:
             per = np.broadcast_to(1.0 / left, remaining.shape)
         cumulative = np.cumsum(per * remaining, axis=-1)
@@ -285,7 +293,7 @@ ERROR_BUDGET = 240  # comparisons per stratum up to which the share of wrong cho
 
 
 def efficiency(
-    counts: np.ndarray, budgets: np.ndarray, batch: int, boot: int, seed: int
+    counts: np.ndarray, budgets: np.ndarray, batch: int, boot: int, seed: int, epsilon: float = EPSILON
 ) -> tuple[float, float, float, float, float, int, float, float]:
     """Return labels needed (random, active), their ratio with a bootstrap interval, failed resamples, and the share
     of wrong choices (random, active) averaged over the budgets up to ``ERROR_BUDGET`` comparisons per stratum.
@@ -296,7 +304,7 @@ def efficiency(
     truth = (counts @ patterns).sum(axis=1).argmax(axis=-1)
     rng = np.random.default_rng(seed + 1)
     random_correct = serve(counts, budgets, batch, rng, active=False) == truth[:, None]
-    active_correct = serve(counts, budgets, batch, rng, active=True) == truth[:, None]
+    active_correct = serve(counts, budgets, batch, rng, active=True, epsilon=epsilon) == truth[:, None]
     labels = budgets * STRATA * 3
     n_random, n_active = labels_needed(random_correct, labels), labels_needed(active_correct, labels)
     resampler = np.random.default_rng(seed + 2)
@@ -326,6 +334,7 @@ def settings_table(args: argparse.Namespace) -> None:
         f"up to {most * STRATA * 3} labels): ratio = active / random labels for a 95% correct choice"
     )
     print(f"  {'experts':<15} {'judge errors':<12} {'judges':>6} {'random':>8} {'active':>8}  ratio (95% interval)")
+    sums = [0.0, 0.0]
     for experts in (EXPERT_ACCURACY, NOISY_EXPERTS):
         for rho, errors in ((RHO, "correlated"), (0.0, "independent")):
             for n_judges in (3, 6):
@@ -333,8 +342,9 @@ def settings_table(args: argparse.Namespace) -> None:
                     seeds, per_stratum, args.seed, experts=experts, judges=judge_accuracies(n_judges), rho=rho
                 )
                 n_random, n_active, ratio, low, high, failed, wrong_random, wrong_active = efficiency(
-                    counts, budgets, args.batch, args.boot // 4 if not args.quick else 20, args.seed
+                    counts, budgets, args.batch, args.boot // 4 if not args.quick else 20, args.seed, args.epsilon
                 )
+                sums = [sums[0] + wrong_random, sums[1] + wrong_active]
                 label = "/".join(f"{a:.2f}" for a in experts)
                 print(
                     f"  {label:<15} {errors:<12} {n_judges:>6} {n_random:>8.0f} {n_active:>8.0f}  {ratio:.2f} "
@@ -342,6 +352,9 @@ def settings_table(args: argparse.Namespace) -> None:
                     f"{ERROR_BUDGET} per stratum: random {wrong_random:.3f}, active {wrong_active:.3f}",
                     flush=True,
                 )
+    print(
+        f"  wrong choices summed over the settings (epsilon {args.epsilon}): random {sums[0]:.3f}, active {sums[1]:.3f}"
+    )
     print(f"(settings {time.perf_counter() - started:.1f} s)")
 
 
@@ -360,6 +373,9 @@ def main() -> None:
     parser.add_argument("--settings-per-stratum", type=int, default=2000)
     parser.add_argument("--settings-max-per-stratum", type=int, default=1500)
     parser.add_argument("--quick", action="store_true", help="with --settings: small sizes, for the tests")
+    parser.add_argument(
+        "--epsilon", type=float, default=EPSILON, help=f"with --settings: uniform share of the draw ({EPSILON})"
+    )
     args = parser.parse_args()
     if args.settings:
         settings_table(args)

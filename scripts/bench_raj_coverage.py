@@ -49,7 +49,12 @@ def pool(n_strata: int, per_stratum: int, level: str, rng: np.random.Generator) 
 
 
 def serve(
-    strata: np.ndarray, agree: np.ndarray, rounds: int, runs: int, rng: np.random.Generator
+    strata: np.ndarray,
+    agree: np.ndarray,
+    rounds: int,
+    runs: int,
+    rng: np.random.Generator,
+    epsilon: float = active.EPSILON,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Serve ``rounds`` comparisons per stratum in ``runs`` independent runs at once; return order and q (runs x draws).
 
@@ -71,7 +76,7 @@ def serve(
             best = np.full((runs, n_judges), 1 / n_judges)
         for index in members:
             weights = active.priorities(winners[index][None, :, :], best[:, None, :])
-            q = active.draw_probabilities(weights, remaining=~served[:, index])
+            q = active.draw_probabilities(weights, remaining=~served[:, index], epsilon=epsilon)
             cumulative = np.cumsum(q, axis=1)
             u = rng.random(runs)[:, None] * cumulative[:, -1:]
             chosen = np.minimum((cumulative <= u).sum(axis=1), index.size - 1)
@@ -83,14 +88,14 @@ def serve(
 
 
 def coverage(
-    n_strata: int, per_stratum: int, draws: int, level: str, runs: int, seed: int = 0
+    n_strata: int, per_stratum: int, draws: int, level: str, runs: int, seed: int = 0, epsilon: float = active.EPSILON
 ) -> dict[str, np.ndarray]:
     """Return, per judge, how many runs' reported and symmetric-t intervals cover, and the whole-set agreement."""
     rng = np.random.default_rng([seed, n_strata, per_stratum, draws, list(LEVELS).index(level)])
     strata, agree = pool(n_strata, per_stratum, level, rng)
     sizes = {h: per_stratum for h in range(n_strata)}
     truth = agree.mean(axis=0)
-    order, q = serve(strata, agree, draws // n_strata, runs, rng)
+    order, q = serve(strata, agree, draws // n_strata, runs, rng, epsilon)
     reported = np.zeros(agree.shape[1], dtype=int)
     symmetric = np.zeros(agree.shape[1], dtype=int)
     for run in range(runs):
@@ -118,6 +123,9 @@ def main() -> None:
     parser.add_argument("--levels", nargs="+", default=list(LEVELS), choices=list(LEVELS))
     parser.add_argument("--runs", type=int, default=400, help="runs per setting (default 400)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--epsilon", type=float, default=active.EPSILON, help=f"uniform share of the draw ({active.EPSILON})"
+    )
     args = parser.parse_args()
     started = time.process_time()
     print("strata x size, draws, level: whole-set agreement; coverage reported (Korn-Graubard) | symmetric t")
@@ -127,7 +135,7 @@ def main() -> None:
         rounds = draws // n_strata
         if rounds < 2 or rounds > per:
             continue  # fewer than two draws per stratum has no variance; more than the stratum cannot be served
-        result = coverage(n_strata, per, draws, level, args.runs, args.seed)
+        result = coverage(n_strata, per, draws, level, args.runs, args.seed, args.epsilon)
         share = result["reported"] / args.runs
         print(
             f"{n_strata:2d} x {per:3d}, {draws:3d} draws, {level:4s}: "
