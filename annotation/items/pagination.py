@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 
 from django.core.cache import cache
-from django.core.paginator import Page, Paginator
+from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
 from django.db import connection
 from django.db.models import QuerySet
 from django.utils.functional import cached_property
@@ -67,6 +67,8 @@ class IdsFirstPaginator(Paginator):
         return self.object_list.count(), False
 
     def page(self, number: int | str) -> Page:
+        if self.count_key is not None and self.count and self.estimated:  # counting sets ``estimated``
+            return self._page_of_estimate(number)
         number = self.validate_number(number)
         bottom = (number - 1) * self.per_page
         top = min(bottom + self.per_page, self.count)
@@ -76,5 +78,30 @@ class IdsFirstPaginator(Paginator):
             pks = list(ids.reverse()[self.count - top : self.count - bottom])[::-1]
         else:
             pks = list(ids[bottom:top])
+        rows = {obj.pk: obj for obj in self.object_list.filter(pk__in=pks)} if pks else {}
+        return self._get_page([rows[pk] for pk in pks if pk in rows], number, self)
+
+    def _page_of_estimate(self, number: int | str) -> Page:
+        """Read a page forwards when the count is the planner's estimate, which can be short or long.
+
+        Reading from the end would then place the last rows at the estimate's last page and skip (or repeat) the
+        rows between, so a reader following ``next`` would miss some. Forwards, one id more than the page tells
+        whether another page follows: the count is raised to show it, and on the true last page it becomes exact.
+        A page past the last row is empty (404), however far the estimate reached.
+        """
+        try:
+            number = int(number)
+        except (TypeError, ValueError) as exc:
+            raise PageNotAnInteger(self.error_messages["invalid_page"]) from exc
+        if number < 1:
+            raise EmptyPage(self.error_messages["min_page"])
+        bottom = (number - 1) * self.per_page
+        pks = list(self.object_list.values_list("pk", flat=True)[bottom : bottom + self.per_page + 1])
+        more = len(pks) > self.per_page
+        pks = pks[: self.per_page]
+        if not pks and number > 1:
+            raise EmptyPage(self.error_messages["no_results"])
+        self.count = max(self.count, bottom + self.per_page + 1) if more else bottom + len(pks)
+        self.__dict__.pop("num_pages", None)  # computed from the count, which has just been corrected
         rows = {obj.pk: obj for obj in self.object_list.filter(pk__in=pks)} if pks else {}
         return self._get_page([rows[pk] for pk in pks if pk in rows], number, self)
