@@ -1,8 +1,5 @@
 """REST API for items, revisions and taxonomy (DRF)."""
 
-from functools import partial
-
-from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -28,7 +25,7 @@ from annotation.items.models import (
     ScenarioDomain,
     StatusDecision,
 )
-from annotation.items.pagination import IdsFirstPaginator, count_cache_key
+from annotation.items.pagination import IdsFirstPagination
 from annotation.items.serializers import (
     BenchmarkSerializer,
     CrisisLevelSerializer,
@@ -80,17 +77,6 @@ def _state_from(data: dict, benchmark: str) -> services.ItemState:
 
 
 FILTER_PARAMS = [OpenApiParameter(name, str, description=f"filter by {name}") for name in selectors.ITEM_FILTERS]
-
-
-class IdsFirstPagination(PageSizePagination):
-    """Page numbers as elsewhere in the API, read ids first with a cached count (annotation.items.pagination)."""
-
-    def paginate_queryset(self, queryset: QuerySet, request: Request, view: object = None) -> list | None:
-        paging = (self.page_query_param, self.page_size_query_param)
-        params = {k: v for k, v in request.query_params.items() if k not in paging}
-        scope = f"api-{getattr(view, 'basename', 'list')}"
-        self.django_paginator_class = partial(IdsFirstPaginator, count_key=count_cache_key(scope, params))
-        return super().paginate_queryset(queryset, request, view)
 
 
 class ItemViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet):

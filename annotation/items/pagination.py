@@ -10,12 +10,16 @@ those rows with their joins and prefetches.
 import hashlib
 import json
 from collections.abc import Mapping
+from functools import partial
 
 from django.core.cache import cache
 from django.core.paginator import EmptyPage, Page, PageNotAnInteger, Paginator
 from django.db import connection
 from django.db.models import QuerySet
 from django.utils.functional import cached_property
+from rest_framework.request import Request
+
+from core.pagination import PageSizePagination
 
 COUNT_TTL_SECONDS = 30
 ESTIMATE_ABOVE = 5000
@@ -28,7 +32,11 @@ def count_cache_key(scope: str, filters: Mapping[str, str]) -> str:
 
 
 class IdsFirstPaginator(Paginator):
-    """A ``Paginator`` over an ordered queryset with a cached count and an ids-first page read."""
+    """A ``Paginator`` over an ordered queryset with a cached count and an ids-first page read.
+
+    ``count_key`` keeps the count in the cache under that key; ``estimate=False`` always counts exactly (for lists
+    whose count is cheap and must be exact, such as one expert's own labels).
+    """
 
     def __init__(
         self,
@@ -37,10 +45,12 @@ class IdsFirstPaginator(Paginator):
         *,
         count_key: str | None = None,
         known_count: int | None = None,
+        estimate: bool = True,
         **kwargs: object,
     ) -> None:
         super().__init__(object_list, per_page, **kwargs)
         self.count_key = count_key
+        self.estimate = estimate
         if known_count is not None:
             self.count = known_count
 
@@ -54,12 +64,13 @@ class IdsFirstPaginator(Paginator):
         reads every matching row); the planner's estimate is shown instead, marked as such.
         """
         if self.count_key is None:
-            return self._count()[0]
+            count, self.estimated = self._count()
+            return count
         count, self.estimated = cache.get_or_set(self.count_key, self._count, COUNT_TTL_SECONDS)
         return count
 
     def _count(self) -> tuple[int, bool]:
-        if connection.vendor == "postgresql":
+        if self.estimate and connection.vendor == "postgresql":
             plan = json.loads(self.object_list.order_by().values("pk").explain(format="json"))
             rows = int(plan[0]["Plan"]["Plan Rows"])
             if rows > ESTIMATE_ABOVE:
@@ -67,7 +78,7 @@ class IdsFirstPaginator(Paginator):
         return self.object_list.count(), False
 
     def page(self, number: int | str) -> Page:
-        if self.count_key is not None and self.count and self.estimated:  # counting sets ``estimated``
+        if self.count and self.estimated:  # counting sets ``estimated``
             return self._page_of_estimate(number)
         number = self.validate_number(number)
         bottom = (number - 1) * self.per_page
@@ -105,3 +116,27 @@ class IdsFirstPaginator(Paginator):
         self.__dict__.pop("num_pages", None)  # computed from the count, which has just been corrected
         rows = {obj.pk: obj for obj in self.object_list.filter(pk__in=pks)} if pks else {}
         return self._get_page([rows[pk] for pk in pks if pk in rows], number, self)
+
+
+class IdsFirstPagination(PageSizePagination):
+    """The API's page numbers (``core.pagination``) over ``IdsFirstPaginator``: ids first, then the page's rows.
+
+    The count is kept in the cache per list and filters (``count_scope``); ``cached_count = False`` counts exactly on
+    every request instead, for a list that differs per user.
+    """
+
+    cached_count = True
+
+    def count_scope(self, request: Request, view: object) -> str:
+        """Return the part of the count's cache key that names the list (its filters are added)."""
+        return f"api-{getattr(view, 'basename', 'list')}"
+
+    def paginate_queryset(self, queryset: QuerySet, request: Request, view: object = None) -> list | None:
+        if self.cached_count:
+            paging = (self.page_query_param, self.page_size_query_param)
+            params = {k: v for k, v in request.query_params.items() if k not in paging}
+            key = count_cache_key(self.count_scope(request, view), params)
+            self.django_paginator_class = partial(IdsFirstPaginator, count_key=key)
+        else:
+            self.django_paginator_class = partial(IdsFirstPaginator, estimate=False)
+        return super().paginate_queryset(queryset, request, view)
