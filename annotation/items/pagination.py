@@ -42,13 +42,14 @@ class IdsFirstPaginator(Paginator):
         self,
         object_list: QuerySet,
         per_page: int,
+        orphans: int = 0,
+        allow_empty_first_page: bool = True,
         *,
         count_key: str | None = None,
         known_count: int | None = None,
         estimate: bool = True,
-        **kwargs: object,
     ) -> None:
-        super().__init__(object_list, per_page, **kwargs)
+        super().__init__(object_list, per_page, orphans=orphans, allow_empty_first_page=allow_empty_first_page)
         self.count_key = count_key
         self.estimate = estimate
         if known_count is not None:
@@ -79,7 +80,9 @@ class IdsFirstPaginator(Paginator):
 
     def page(self, number: int | str) -> Page:
         if self.count and self.estimated:  # counting sets ``estimated``
-            return self._page_of_estimate(number)
+            if self._in_first_half(number):
+                return self._page_of_estimate(number)
+            self._count_exactly()
         number = self.validate_number(number)
         bottom = (number - 1) * self.per_page
         top = min(bottom + self.per_page, self.count)
@@ -92,13 +95,32 @@ class IdsFirstPaginator(Paginator):
         rows = {obj.pk: obj for obj in self.object_list.filter(pk__in=pks)} if pks else {}
         return self._get_page([rows[pk] for pk in pks if pk in rows], number, self)
 
+    def _in_first_half(self, number: int | str) -> bool:
+        """Whether page ``number`` starts in the first half of the estimate (an unreadable number counts as in)."""
+        try:
+            return (int(number) - 1) * self.per_page <= self.count // 2
+        except (TypeError, ValueError):
+            return True
+
+    def _count_exactly(self) -> None:
+        """Replace the estimate with the exact count (kept in the cache under the list's key, if it has one).
+
+        A page in the second half is read from the end, which needs the exact count; counting costs about what
+        reading forwards to that depth would, once per ``COUNT_TTL_SECONDS`` for a list with a key.
+        """
+        self.count, self.estimated = self.object_list.count(), False
+        self.__dict__.pop("num_pages", None)
+        if self.count_key is not None:
+            cache.set(self.count_key, (self.count, False), COUNT_TTL_SECONDS)
+
     def _page_of_estimate(self, number: int | str) -> Page:
         """Read a page forwards when the count is the planner's estimate, which can be short or long.
 
         Reading from the end would then place the last rows at the estimate's last page and skip (or repeat) the
-        rows between, so a reader following ``next`` would miss some. Forwards, one id more than the page tells
-        whether another page follows: the count is raised to show it, and on the true last page it becomes exact.
-        A page past the last row is empty (404), however far the estimate reached.
+        rows between, so a reader following ``next`` would miss some. Forwards (pages in the first half of the
+        estimate; deeper ones are counted exactly first), one id more than the page tells whether another page
+        follows: the count is raised to show it, and on the true last page it becomes exact. A page past the last
+        row is empty (404), however far the estimate reached.
         """
         try:
             number = int(number)

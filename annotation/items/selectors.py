@@ -141,12 +141,19 @@ def item_list(*, filters: Mapping[str, str] | None = None) -> QuerySet[Item]:
         if (condition := choices.get(filters.get(name) or "")) is not None:
             qs = qs.filter(condition)
     if value := (filters.get("q") or "").strip():
-        # search_text is stored in search form (annotation.items.content.search_form: case folded, Han spelled in
-        # ASCII), which a trigram index serves on PostgreSQL; elsewhere this is a plain substring scan.
-        # Uids are ASCII: a Chinese query leaves them out, so that it needs no scan of the uid index.
-        in_text = Q(search_text__contains=search_form(value))
-        qs = qs.filter(in_text if CJK_CHAR.search(value) else Q(uid__icontains=value) | in_text)
+        qs = qs.filter(item_search(value))
     return qs.order_by("uid")
+
+
+def item_search(value: str) -> Q:
+    """Return the condition of an item search for ``value`` (the list page, the API and the admin site).
+
+    search_text is stored in search form (annotation.items.content.search_form: case folded, Han spelled in ASCII),
+    which a trigram index serves on PostgreSQL; elsewhere this is a plain substring scan. Uids are ASCII: a Chinese
+    query leaves them out, so that it needs no scan of the uid index.
+    """
+    in_text = Q(search_text__contains=search_form(value))
+    return in_text if CJK_CHAR.search(value) else Q(uid__icontains=value) | in_text
 
 
 def item_detail(*, uid: str) -> Item:
