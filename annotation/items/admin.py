@@ -1,6 +1,5 @@
 from django import forms
 from django.contrib import admin
-from django.core.paginator import Paginator
 from django.db.models import ForeignKey, QuerySet
 from django.http import HttpRequest
 
@@ -15,7 +14,6 @@ from annotation.items.models import (
     ScenarioDomain,
     StatusDecision,
 )
-from annotation.items.pagination import IdsFirstPaginator
 from annotation.items.selectors import item_search
 from core.admin import ReadOnlyAdmin, StudioModelAdmin
 
@@ -83,12 +81,6 @@ class ItemAdmin(ReadOnlyAdmin):
     list_display = ["uid", "benchmark", "dimension", "kind", "status", "origin", "parity_ok", "updated_at"]
     list_filter = ["benchmark", "kind", "status", "origin", "parity_ok"]
     search_fields = ["uid", "search_text"]
-    # At 100,000 items: the count of a search or of the whole table is the planner's estimate on PostgreSQL, and a
-    # page reads its ids first (annotation.items.pagination); no second count of the unfiltered table.
-    show_full_result_count = False
-
-    def get_paginator(self, request: HttpRequest, queryset: QuerySet, per_page: int, *args: object) -> Paginator:
-        return IdsFirstPaginator(queryset, per_page, *args)
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet, search_term: str) -> tuple[QuerySet, bool]:
         """Search as the item list does (selectors.item_search: the indexed search form), not UPPER(...) LIKE."""

@@ -25,7 +25,6 @@ from annotation.items.models import (
     ScenarioDomain,
     StatusDecision,
 )
-from annotation.items.pagination import IdsFirstPagination
 from annotation.items.serializers import (
     BenchmarkSerializer,
     CrisisLevelSerializer,
@@ -42,7 +41,7 @@ from annotation.items.serializers import (
     StatusDecisionSerializer,
 )
 from annotation.items.services import import_jobs
-from core.pagination import PageSizePagination
+from core.pagination import IdsFirstPagination, PageSizePagination
 from core.permissions import api_permission
 from core.routing import app_router
 

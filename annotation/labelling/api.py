@@ -21,7 +21,6 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from annotation.items.pagination import IdsFirstPagination
 from annotation.items.services import ImportFailed
 from annotation.labelling import attention, exports, selectors, services
 from annotation.labelling.experts import expert_statistics
@@ -46,6 +45,7 @@ from annotation.labelling.serializers import (
 from annotation.labelling.views import BUILDERS, DATA_WHY, LABELLERS
 from annotation.queue.api import assignments_list_schema
 from core.inputs import whole_number
+from core.pagination import IdsFirstPagination
 from core.permissions import api_permission
 from core.routing import app_router
 from core.rowfiles import FORMATS, TABLE_RESPONSES, pair_headers, table_response, unknown_format_response

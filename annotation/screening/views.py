@@ -12,7 +12,6 @@ from django.views.decorators.http import require_POST
 
 from annotation.items import selectors as item_selectors
 from annotation.items.models import Item
-from annotation.items.pagination import IdsFirstPaginator
 from annotation.items.selectors import item_languages
 from annotation.queue.pages import is_prefetch
 from annotation.queue.selectors import queue_place
@@ -22,6 +21,7 @@ from annotation.screening.forms import RoundOpenForm
 from annotation.screening.models import Review, ReviewAssignment, RoundItem, ScreeningRound
 from core.forms import form_write
 from core.list_filters import ListFilterForm
+from core.pagination import IdsFirstPaginator
 from core.permissions import permission_required
 
 OUTCOMES_PAGE_SIZE = 50

@@ -1,4 +1,4 @@
-"""Long item lists read ids first with a cached count (annotation.items.pagination). On PostgreSQL a long result
+"""Long item lists read ids first with a cached count (core.pagination). On PostgreSQL a long result
 takes the planner's estimate instead of a count; an estimate that is short or long must never skip, repeat or
 shift a row for a reader who follows the pages (the 100k benchmark asked for the last page of the exact count
 and got 404: the estimate was about 350 rows short, and the rows between were never shown)."""
@@ -8,7 +8,7 @@ from django.core.cache import cache
 from django.core.paginator import EmptyPage
 
 from annotation.items.models import Item
-from annotation.items.pagination import IdsFirstPaginator
+from core.pagination import IdsFirstPaginator
 from tests.factories import make_item
 
 ROWS = 23

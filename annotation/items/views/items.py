@@ -28,10 +28,10 @@ from annotation.items.forms import (
 from annotation.items.interchange import dump_jsonl
 from annotation.items.models import Benchmark, EmotionCategory, Item, ItemDraft, ItemRevision, StatusDecision
 from annotation.items.neighbours import item_neighbours
-from annotation.items.pagination import IdsFirstPaginator, count_cache_key
 from annotation.items.schema import item_schema_text
 from annotation.items.services import import_jobs
 from core import home
+from core.pagination import IdsFirstPaginator, count_cache_key
 from core.permissions import permission_required
 
 PAGE_SIZE = 25
