@@ -92,6 +92,9 @@ class ItemAdmin(ReadOnlyAdmin):
 class ItemRevisionAdmin(ReadOnlyAdmin):
     list_display = ["item", "number", "author", "created_at", "message"]
     search_fields = ["item__uid", "message"]
+    # Newest first, by the primary key's index: the model's order (item uid, number) sorts every revision joined
+    # with its item before a deep page (0.2 s at 200,000 revisions).
+    ordering = ["-pk"]
 
 
 @admin.register(StatusDecision)
