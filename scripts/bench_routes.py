@@ -80,6 +80,7 @@ SEARCHES = ("colleague", "co", "c", "同事", "生")
 
 
 def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the project's routes
+    from annotation.items.api_replysets import ReplySetPagination
     from annotation.items.models import (
         Benchmark,
         CrisisLevel,
@@ -428,7 +429,7 @@ def _app_cases() -> dict[str, list[Case]]:  # noqa: PLR0915 - one table of the p
         "reply-set-list": [
             *[
                 Case(f"API reply sets, page {p}", E, f"/api/reply-sets/?page={p}")
-                for p in _pages(ReplySet.objects.count(), 50)
+                for p in _pages(ReplySet.objects.count(), ReplySetPagination.page_size)
             ],
             Case("API reply sets, audited", E, "/api/reply-sets/?state=audited"),
         ],
