@@ -95,6 +95,16 @@ class IdsFirstPaginator(Paginator):
         rows = {obj.pk: obj for obj in self.object_list.filter(pk__in=pks)} if pks else {}
         return self._get_page([rows[pk] for pk in pks if pk in rows], number, self)
 
+    def get_page(self, number: int | str | None) -> Page:
+        """As ``Paginator.get_page`` (a page past the end shows the last one), also when only reading the page
+        showed that an estimate reached past the last row: the count is then made exact and the last page read."""
+        try:
+            return super().get_page(number)
+        except EmptyPage:
+            if self.estimated:
+                self._count_exactly()
+            return self.page(self.num_pages)
+
     def _in_first_half(self, number: int | str) -> bool:
         """Whether page ``number`` starts in the first half of the estimate (an unreadable number counts as in)."""
         try:

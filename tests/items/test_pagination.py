@@ -81,3 +81,13 @@ def test_the_page_list_past_a_short_estimate_still_shows_its_rows(items, estimat
     html = client.get("/items/?page=1").content.decode()
     assert "≈" in html  # the estimate is marked as one
     assert all(uid in html for uid in items)  # 23 rows on a page of 25, though the estimate said 10
+
+
+@pytest.mark.parametrize("page", [2, 5, 16, 99])
+def test_a_page_past_the_rows_but_within_a_long_estimate_shows_the_last_page(items, estimate, login, expert, page):
+    estimate(400)  # 16 pages of 25 by the estimate; 23 rows, one page, in truth
+    client = login(expert)
+    response = client.get(f"/items/?page={page}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert all(uid in html for uid in items)
