@@ -92,6 +92,10 @@ class IdsFirstPaginator(Paginator):
             pks = list(ids.reverse()[self.count - top : self.count - bottom])[::-1]
         else:
             pks = list(ids[bottom:top])
+        return self._page_of(pks, number)
+
+    def _page_of(self, pks: list, number: int) -> Page:
+        """Return page ``number`` holding the rows of ``pks``, loaded in one query with their joins, in that order."""
         rows = {obj.pk: obj for obj in self.object_list.filter(pk__in=pks)} if pks else {}
         return self._get_page([rows[pk] for pk in pks if pk in rows], number, self)
 
@@ -146,8 +150,7 @@ class IdsFirstPaginator(Paginator):
             raise EmptyPage(self.error_messages["no_results"])
         self.count = max(self.count, bottom + self.per_page + 1) if more else bottom + len(pks)
         self.__dict__.pop("num_pages", None)  # computed from the count, which has just been corrected
-        rows = {obj.pk: obj for obj in self.object_list.filter(pk__in=pks)} if pks else {}
-        return self._get_page([rows[pk] for pk in pks if pk in rows], number, self)
+        return self._page_of(pks, number)
 
 
 class PageSizePagination(PageNumberPagination):
