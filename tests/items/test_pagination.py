@@ -5,7 +5,7 @@ and got 404: the estimate was about 350 rows short, and the rows between were ne
 
 import pytest
 from django.core.cache import cache
-from django.core.paginator import EmptyPage
+from django.core.paginator import EmptyPage, PageNotAnInteger
 
 from annotation.items.models import Item
 from core.pagination import IdsFirstPaginator
@@ -59,6 +59,10 @@ def test_pages_of_an_estimated_count_show_every_row_once_in_order(items, estimat
         paginator().page(6)
     with pytest.raises(EmptyPage):
         paginator().page(0)
+    with pytest.raises(PageNotAnInteger):
+        paginator().page("last")
+    # The page list falls back as Django's does: a word shows the first page, a page past the rows the last.
+    assert paginator().get_page("last").number == 1 and paginator().get_page(99).number == 5
 
 
 def test_the_api_reader_following_next_gets_every_item_with_a_short_estimate(items, estimate, login, expert):
