@@ -254,3 +254,29 @@ def test_only_builders_read_a_sets_description_which_may_name_models(prompts, la
     assert for_builder["description"] == "m-alpha against m-beta"
     answer = as_user(labellers[0]).get("/api/labelling/sets/")
     assert "m-alpha" not in answer.content.decode() and answer.json()["results"][0]["description"] is None
+
+
+def test_my_labels_page_by_page_in_order_with_their_changes_in_the_same_queries_at_two_sizes(built, labellers):
+    from annotation.labelling.services import label_change, label_submit
+    from tests.items.test_queries import assert_same_queries_at_two_sizes, queries_for
+
+    expert = labellers[0]
+    assignments = list(LabelAssignment.objects.filter(expert=expert).select_related("comparison").order_by("pk"))
+    client = as_user(expert)
+
+    def label(upto: int) -> None:
+        for assignment in assignments[len(ExpertLabel.objects.filter(assignment__expert=expert)) : upto]:
+            label_submit(comparison=assignment.comparison, expert=expert, winner="left", margin=1)
+            label_change(comparison=assignment.comparison, expert=expert, winner="right", margin=2)
+
+    label(3)
+    page = "/api/labelling/labels/?page_size=2"
+    assert_same_queries_at_two_sizes(lambda: queries_for(client, page), lambda: label(8))
+    seen, url = [], "/api/labelling/labels/?page_size=3"
+    while url:
+        body = client.get(url).json()
+        assert body["count"] == 8
+        seen += body["results"]
+        url = body["next"]
+    assert [row["assignment"] for row in seen] == [a.pk for a in assignments[:8]]
+    assert all(row["changes"] == 1 for row in seen)
